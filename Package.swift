@@ -1,0 +1,26 @@
+// swift-tools-version:6.0
+import PackageDescription
+
+let package = Package(
+    name: "inboxd",
+    products: [
+        .executable(name: "inboxd", targets: ["inboxd"]),
+        .executable(name: "inboxctl", targets: ["inboxctl"]),
+    ],
+    targets: [
+        // Pure logic: types, registrations, selection, field expansion, policies. No syscalls.
+        .target(name: "InboxCore"),
+        // libsystemd: sd-event, sd-journal, sd-daemon.
+        .systemLibrary(name: "CSystemd", pkgConfig: "libsystemd", providers: [.apt(["libsystemd-dev"])]),
+        // What Swift cannot call: variadic syscall(), the child side of spawning.
+        .target(name: "CShims"),
+        // The thin Linux layer.
+        .target(name: "InboxSystem", dependencies: ["InboxCore", "CSystemd", "CShims"]),
+        .executableTarget(name: "inboxd", dependencies: ["InboxSystem", "InboxCore"]),
+        .executableTarget(name: "inboxctl", dependencies: ["InboxSystem", "InboxCore"]),
+        .testTarget(name: "InboxCoreTests", dependencies: ["InboxCore"]),
+        .testTarget(name: "InboxSystemTests", dependencies: ["InboxSystem", "InboxCore"]),
+        .testTarget(name: "IntegrationTests", dependencies: ["inboxd", "inboxctl", "InboxCore"]),
+    ],
+    swiftLanguageModes: [.v6]
+)

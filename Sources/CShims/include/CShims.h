@@ -1,0 +1,1 @@
+int inbox_shims_placeholder(void);

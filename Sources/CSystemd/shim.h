@@ -1,0 +1,5 @@
+#pragma once
+#include <systemd/sd-event.h>
+#include <systemd/sd-journal.h>
+#include <systemd/sd-daemon.h>
+#include <systemd/sd-id128.h>

@@ -1,0 +1,3 @@
+import Testing
+
+@Test func placeholderInboxSystemTests() { #expect(Bool(true)) }
