@@ -1,0 +1,33 @@
+/// The settings of `inboxd.conf`; nil or empty means "use the built-in default".
+public struct AgentConfiguration: Sendable, Hashable {
+    /// Inbox=: drop Inboxes to watch.
+    public var inboxes: [String]
+    /// HandlersDirectory=: replaces the handlers.d search path when non-empty.
+    public var handlerDirectories: [String]
+    /// StateDirectory=.
+    public var stateDirectory: String?
+    /// MaxConcurrent=: handlers running at once, across all handlers.
+    public var maxConcurrent: Int?
+    /// MaxAttempts=: launches per file before it is moved to failed/.
+    public var maxAttempts: Int?
+    /// RetryDelaySec=.
+    public var retryDelay: Duration?
+    /// TimeoutSec=: the default handler timeout; nil means the built-in default unless defaultTimeoutDisabled is set.
+    public var defaultTimeout: Duration?
+    /// True when TimeoutSec=infinity: handlers without their own TimeoutSec= are never timed out.
+    public var defaultTimeoutDisabled: Bool
+
+    /// Creates a configuration; every setting defaults to "unset".
+    public init(inboxes: [String] = [], handlerDirectories: [String] = [], stateDirectory: String? = nil,
+                maxConcurrent: Int? = nil, maxAttempts: Int? = nil, retryDelay: Duration? = nil,
+                defaultTimeout: Duration? = nil, defaultTimeoutDisabled: Bool = false) {
+        self.inboxes = inboxes
+        self.handlerDirectories = handlerDirectories
+        self.stateDirectory = stateDirectory
+        self.maxConcurrent = maxConcurrent
+        self.maxAttempts = maxAttempts
+        self.retryDelay = retryDelay
+        self.defaultTimeout = defaultTimeout
+        self.defaultTimeoutDisabled = defaultTimeoutDisabled
+    }
+}

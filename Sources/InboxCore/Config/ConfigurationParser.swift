@@ -1,0 +1,111 @@
+/// Parses the agent's own configuration files with the registration lexer and the same error rules.
+///
+/// The returned values hold every setting that parsed; callers should refuse a file whose diagnostics contain an error.
+public enum ConfigurationParser {
+    /// Files larger than this are rejected unread.
+    public static let maximumSize = 1 << 20
+
+    /// inboxd.conf: [Agent] Inbox= and HandlersDirectory= (repeatable, empty clears), StateDirectory=, MaxConcurrent=,
+    /// MaxAttempts=, RetryDelaySec= (time span), TimeoutSec=. Paths must be absolute.
+    public static func parseAgent(_ bytes: [UInt8], path: String) -> (configuration: AgentConfiguration,
+                                                                       diagnostics: [Diagnostic]) {
+        let document = INILexer.lex(bytes, path: path, maximumSize: maximumSize)
+        var sink = DiagnosticSink(path: path, diagnostics: document.diagnostics)
+        var configuration = AgentConfiguration()
+        for section in document.sections {
+            guard section.name == "Agent" else {
+                unknownSection(section, sink: &sink)
+                continue
+            }
+            for entry in section.entries {
+                let value = entry.value
+                switch entry.key {
+                case "Inbox":
+                    if value.isEmpty { configuration.inboxes.removeAll() }
+                    else if let path = absolutePath(entry, sink: &sink) { configuration.inboxes.append(path) }
+                case "HandlersDirectory":
+                    if value.isEmpty { configuration.handlerDirectories.removeAll() }
+                    else if let path = absolutePath(entry, sink: &sink) { configuration.handlerDirectories.append(path) }
+                case "StateDirectory":
+                    configuration.stateDirectory = value.isEmpty ? nil : absolutePath(entry, sink: &sink)
+                case "MaxConcurrent":
+                    configuration.maxConcurrent = positiveInteger(entry, sink: &sink)
+                case "MaxAttempts":
+                    configuration.maxAttempts = positiveInteger(entry, sink: &sink)
+                case "RetryDelaySec":
+                    let span = timeSpan(entry, sink: &sink)
+                    if span.disabled { sink.error(entry.line, "RetryDelaySec= must be finite") }
+                    configuration.retryDelay = span.duration
+                case "TimeoutSec":
+                    let span = timeSpan(entry, sink: &sink)
+                    configuration.defaultTimeout = span.duration
+                    configuration.defaultTimeoutDisabled = span.disabled
+                default:
+                    sink.unknownKey(entry, in: section.name)
+                }
+            }
+        }
+        return (configuration, sink.sorted)
+    }
+
+    /// defaults.conf: [Defaults] lines `UTI=handler-id` (any key is a UTI here; an empty value removes it).
+    public static func parseDefaults(_ bytes: [UInt8], path: String) -> (preferences: HandlerPreferences,
+                                                                          diagnostics: [Diagnostic]) {
+        let document = INILexer.lex(bytes, path: path, maximumSize: maximumSize)
+        var sink = DiagnosticSink(path: path, diagnostics: document.diagnostics)
+        var preferences = HandlerPreferences()
+        for section in document.sections {
+            guard section.name == "Defaults" else {
+                unknownSection(section, sink: &sink)
+                continue
+            }
+            for entry in section.entries where !entry.key.hasPrefix("X-") {
+                guard IdentifierSyntax.isValid(entry.key) else {
+                    sink.error(entry.line, "invalid type identifier '\(entry.key.abbreviated)'")
+                    continue
+                }
+                if entry.value.isEmpty {
+                    preferences.byType[entry.key] = nil
+                } else if IdentifierSyntax.isValid(entry.value) {
+                    preferences.byType[entry.key] = entry.value
+                } else {
+                    sink.error(entry.line, "invalid handler identifier '\(entry.value.abbreviated)'")
+                }
+            }
+        }
+        return (preferences, sink.sorted)
+    }
+
+    private static func unknownSection(_ section: INISection, sink: inout DiagnosticSink) {
+        guard !section.name.hasPrefix("X-") else { return }
+        sink.warning(section.line, "unknown section [\(section.name)], ignored")
+    }
+
+    private static func absolutePath(_ entry: INIEntry, sink: inout DiagnosticSink) -> String? {
+        guard entry.value.hasPrefix("/") else {
+            sink.error(entry.line, "\(entry.key)= must be an absolute path, got '\(entry.value.abbreviated)'")
+            return nil
+        }
+        return entry.value
+    }
+
+    private static func positiveInteger(_ entry: INIEntry, sink: inout DiagnosticSink) -> Int? {
+        guard !entry.value.isEmpty else { return nil }
+        guard let number = Int(entry.value), number > 0 else {
+            sink.error(entry.line, "\(entry.key)= must be a positive integer, got '\(entry.value.abbreviated)'")
+            return nil
+        }
+        return number
+    }
+
+    private static func timeSpan(_ entry: INIEntry, sink: inout DiagnosticSink) -> (duration: Duration?, disabled: Bool) {
+        guard !entry.value.isEmpty else { return (nil, false) }
+        do {
+            let duration = try TimeSpan.parse(entry.value)
+            return (duration, duration == nil)
+        } catch {
+            sink.error(entry.line, "invalid \(entry.key)=: \(error.message)")
+            return (nil, false)
+        }
+    }
+}

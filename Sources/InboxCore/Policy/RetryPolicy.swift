@@ -1,0 +1,53 @@
+/// How one launch of a handler ended.
+public enum DeliveryOutcome: Sendable, Hashable {
+    /// The handler exited with this status.
+    case exited(Int32)
+    /// The handler was killed by this signal.
+    case signaled(Int32)
+    /// The handler ran past its timeout and was killed.
+    case timedOut
+    /// The handler could not be started; the text says why.
+    case spawnFailed(String)
+}
+
+/// What to do with a file after a launch ended.
+public enum DeliveryDecision: Sendable, Hashable {
+    /// Handled: clean up.
+    case complete
+    /// Launch again after the delay.
+    case retry(after: Duration)
+    /// Give up: move the file to failed/ with this reason.
+    case fail(reason: String)
+}
+
+/// Decides between done, retry and give up after each launch.
+public struct RetryPolicy: Sendable, Hashable {
+    /// EX_TEMPFAIL from sysexits.h: the handler asks to be retried later.
+    public static let temporaryFailureStatus: Int32 = 75
+
+    /// Launches per file, including the first; values below 1 count as 1.
+    public var maxAttempts: Int
+    /// The wait before the next launch.
+    public var retryDelay: Duration
+
+    /// Creates a policy: 3 attempts, 10 seconds apart, by default.
+    public init(maxAttempts: Int = 3, retryDelay: Duration = .seconds(10)) {
+        self.maxAttempts = maxAttempts
+        self.retryDelay = retryDelay
+    }
+
+    /// attempt is 1-based (the attempt that just ended). Exit 0 completes. Any other exit (75 included), a signal,
+    /// a timeout or a failed spawn is retried while attempt < maxAttempts, then fails. A failed spawn is retried
+    /// like any failure, because the binary may appear (a package being installed) before the next attempt.
+    public func decide(_ outcome: DeliveryOutcome, attempt: Int) -> DeliveryDecision {
+        if outcome == .exited(0) { return .complete }
+        if attempt < max(maxAttempts, 1) { return .retry(after: retryDelay) }
+        let attempts = attempt == 1 ? "1 attempt" : "\(attempt) attempts"
+        switch outcome {
+        case .exited(let status): return .fail(reason: "exit status \(status) after \(attempts)")
+        case .signaled(let signal): return .fail(reason: "killed by signal \(signal) after \(attempts)")
+        case .timedOut: return .fail(reason: "timed out after \(attempts)")
+        case .spawnFailed(let why): return .fail(reason: "could not start (\(why)) after \(attempts)")
+        }
+    }
+}

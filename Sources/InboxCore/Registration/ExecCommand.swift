@@ -1,0 +1,100 @@
+/// Why an Exec= line is not usable.
+public struct ExecCommandError: Error, Sendable, Hashable, CustomStringConvertible {
+    /// A short phrase, e.g. "unknown field code '%x' in Exec=".
+    public let message: String
+    /// The message.
+    public var description: String { message }
+}
+
+/// The values substituted for Exec= field codes.
+public struct ExecFields: Sendable {
+    /// %f: the file's path.
+    public var path: String
+    /// %t: the file's UTI.
+    public var contentType: String
+    /// %s: the claimed source application, empty if none.
+    public var sourceApp: String?
+
+    /// Creates field values.
+    public init(path: String, contentType: String, sourceApp: String?) {
+        self.path = path
+        self.contentType = contentType
+        self.sourceApp = sourceApp
+    }
+}
+
+/// A parsed Exec= command line: an absolute program path and arguments, never run through a shell.
+public struct ExecCommand: Sendable, Hashable, CustomStringConvertible {
+    /// The words of the command line after quote and escape processing, field codes still in place.
+    public let arguments: [String]
+
+    /// Field codes that may follow a `%`.
+    public static let fieldCodes: Set<Character> = ["f", "u", "t", "s", "%"]
+
+    /// Splits and checks an Exec= value: quotes, escapes, known field codes, absolute program path.
+    public init(parsing text: String) throws(ExecCommandError) {
+        let words: [String]
+        do {
+            words = try WordSplitter.split(text)
+        } catch {
+            throw ExecCommandError(message: "bad quoting in Exec=: \(error.message)")
+        }
+        guard let program = words.first else { throw ExecCommandError(message: "Exec= is empty") }
+        guard program.hasPrefix("/") else {
+            throw ExecCommandError(message: "Exec= program '\(program.abbreviated)' is not an absolute path")
+        }
+        for word in words {
+            var characters = word.makeIterator()
+            while let character = characters.next() {
+                guard character == "%" else { continue }
+                guard let code = characters.next() else {
+                    throw ExecCommandError(message: "incomplete field code '%' at the end of '\(word.abbreviated)'")
+                }
+                guard Self.fieldCodes.contains(code) else {
+                    throw ExecCommandError(message: "unknown field code '%\(code)' in Exec=")
+                }
+            }
+        }
+        if program.contains("%f") || program.contains("%u") || program.contains("%t") || program.contains("%s") {
+            throw ExecCommandError(message: "Exec= program path cannot contain field codes")
+        }
+        self.arguments = words
+    }
+
+    /// Expands field codes in each argument: %f path, %u file:// URL, %t UTI, %s source app, %% a literal %.
+    ///
+    /// An argument that is exactly "%s" with no source application becomes an empty argument; it is not dropped,
+    /// so argument positions stay fixed.
+    public func expand(_ fields: ExecFields) -> [String] {
+        arguments.map { argument in
+            guard argument.contains("%") else { return argument }
+            var result = ""
+            var characters = argument.makeIterator()
+            while let character = characters.next() {
+                guard character == "%", let code = characters.next() else {
+                    result.append(character)
+                    continue
+                }
+                switch code {
+                case "f": result += fields.path
+                case "u": result += fileURL(forPath: fields.path)
+                case "t": result += fields.contentType
+                case "s": result += fields.sourceApp ?? ""
+                case "%": result += "%"
+                default: result += "%" + String(code)
+                }
+            }
+            return result
+        }
+    }
+
+    /// The arguments joined by spaces, each quoted if it needs to be, for messages.
+    public var description: String {
+        arguments.map { argument in
+            let plain = !argument.isEmpty && !argument.contains { " \t\n\"'\\".contains($0) }
+            guard !plain else { return argument }
+            let escaped = argument.map { "\"\\".contains($0) ? "\\" + String($0) : String($0) }.joined()
+            return "\"" + escaped + "\""
+        }.joined(separator: " ")
+    }
+}

@@ -1,0 +1,90 @@
+/// One `[DocumentType]` section: the types a handler opens, with rank and role (`CFBundleDocumentTypes`).
+public struct DocumentType: Sendable, Hashable {
+    /// Name=; defaults to the first content type.
+    public var name: String
+    /// ContentTypes=: UTIs this entry claims; a file matches if its type conforms to one.
+    public var contentTypes: [String]
+    /// Rank=; defaults to Default.
+    public var rank: HandlerRank
+    /// Role=; defaults to Viewer.
+    public var role: HandlerRole
+    /// IconFiles=.
+    public var iconFiles: [String]
+    /// The section header's location.
+    public var location: SourceLocation
+
+    /// Creates a document type.
+    public init(name: String, contentTypes: [String], rank: HandlerRank = .default, role: HandlerRole = .viewer,
+                iconFiles: [String] = [], location: SourceLocation) {
+        self.name = name
+        self.contentTypes = contentTypes
+        self.rank = rank
+        self.role = role
+        self.iconFiles = iconFiles
+        self.location = location
+    }
+}
+
+/// A parsed `handlers.d/*.handler` file.
+public struct HandlerRegistration: Sendable, Hashable {
+    /// [Handler] Identifier=, defaults to the file's stem.
+    public var identifier: String
+    /// Name=, defaults to identifier.
+    public var name: String
+    /// The parsed Exec=.
+    public var exec: ExecCommand
+    /// User=.
+    public var user: String?
+    /// Group=.
+    public var group: String?
+    /// TimeoutSec=; nil means the agent default, unless timeoutDisabled is set.
+    public var timeout: Duration?
+    /// True when TimeoutSec=infinity: the handler is never timed out.
+    public var timeoutDisabled: Bool
+    /// MaxConcurrent=, a positive integer.
+    public var maxConcurrent: Int?
+    /// Environment= assignments (systemd syntax, repeatable; an empty assignment clears the list).
+    public var environment: [String: String]
+    /// The [DocumentType] sections in file order.
+    public var documentTypes: [DocumentType]
+    /// The [ExportedType] sections in file order.
+    public var exportedTypes: [TypeDeclaration]
+    /// The [ImportedType] sections in file order.
+    public var importedTypes: [TypeDeclaration]
+    /// The file it came from.
+    public var path: String
+
+    /// Creates a registration.
+    public init(identifier: String, name: String? = nil, exec: ExecCommand, user: String? = nil, group: String? = nil,
+                timeout: Duration? = nil, timeoutDisabled: Bool = false, maxConcurrent: Int? = nil,
+                environment: [String: String] = [:], documentTypes: [DocumentType] = [],
+                exportedTypes: [TypeDeclaration] = [], importedTypes: [TypeDeclaration] = [], path: String) {
+        self.identifier = identifier
+        self.name = name ?? identifier
+        self.exec = exec
+        self.user = user
+        self.group = group
+        self.timeout = timeout
+        self.timeoutDisabled = timeoutDisabled
+        self.maxConcurrent = maxConcurrent
+        self.environment = environment
+        self.documentTypes = documentTypes
+        self.exportedTypes = exportedTypes
+        self.importedTypes = importedTypes
+        self.path = path
+    }
+}
+
+/// The result of parsing one registration file: a registration only if there were no errors.
+public struct RegistrationFile: Sendable {
+    /// nil when any diagnostic is an error.
+    public var registration: HandlerRegistration?
+    /// Every problem found, in line order.
+    public var diagnostics: [Diagnostic]
+
+    /// Creates a result.
+    public init(registration: HandlerRegistration?, diagnostics: [Diagnostic]) {
+        self.registration = registration
+        self.diagnostics = diagnostics
+    }
+}

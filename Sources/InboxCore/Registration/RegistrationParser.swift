@@ -1,0 +1,178 @@
+/// Parses `handlers.d/*.handler` files (systemd unit-file syntax) into registrations with file:line diagnostics.
+public enum RegistrationParser {
+    /// Files larger than this are rejected unread.
+    public static let maximumSize = 1 << 20
+
+    private static let knownSections: Set<String> = ["Handler", "DocumentType", "ExportedType", "ImportedType"]
+
+    /// Parses one file; `path` is used only in diagnostics and `HandlerRegistration.path`, and its stem
+    /// (the file name without ".handler") is the default identifier. Any error rejects the whole file.
+    public static func parse(_ bytes: [UInt8], path: String) -> RegistrationFile {
+        let document = INILexer.lex(bytes, path: path, maximumSize: maximumSize)
+        var sink = DiagnosticSink(path: path, diagnostics: document.diagnostics)
+        if bytes.count > maximumSize { return RegistrationFile(registration: nil, diagnostics: sink.sorted) }
+
+        var handler = HandlerSection()
+        var documentTypes: [DocumentType] = []
+        var exportedTypes: [TypeDeclaration] = []
+        var importedTypes: [TypeDeclaration] = []
+        for section in document.sections {
+            switch section.name {
+            case "Handler":
+                handler.read(section, sink: &sink)
+            case "DocumentType":
+                if let type = SectionReader.readDocumentType(section, sink: &sink) { documentTypes.append(type) }
+            case "ExportedType":
+                if let type = SectionReader.readTypeDeclaration(section, exported: true, sink: &sink) {
+                    exportedTypes.append(type)
+                }
+            case "ImportedType":
+                if let type = SectionReader.readTypeDeclaration(section, exported: false, sink: &sink) {
+                    importedTypes.append(type)
+                }
+            default:
+                if !section.name.hasPrefix("X-") {
+                    sink.warning(section.line, "unknown section [\(section.name)], ignored")
+                }
+            }
+        }
+
+        let handlerLine = handler.firstLine ?? 1
+        if handler.firstLine == nil {
+            sink.error(1, "missing [Handler] section")
+        } else if handler.exec == nil && !handler.execInvalid {
+            sink.error(handlerLine, "missing Exec= in [Handler]")
+        }
+        let identifier = handler.identifier ?? stem(of: path)
+        if handler.identifier == nil && !IdentifierSyntax.isValid(identifier) {
+            sink.error(handlerLine, "file name '\(identifier.abbreviated)' is not a valid identifier; set Identifier=")
+        }
+        let hasDocumentTypeSection = document.sections.contains { $0.name == "DocumentType" }
+        if !hasDocumentTypeSection && handler.firstLine != nil {
+            sink.warning(handlerLine, "no [DocumentType] section: this handler opens no files")
+        }
+
+        let diagnostics = sink.sorted
+        guard !diagnostics.containsError, let exec = handler.exec else {
+            return RegistrationFile(registration: nil, diagnostics: diagnostics)
+        }
+        let registration = HandlerRegistration(
+            identifier: identifier, name: handler.name, exec: exec, user: handler.user, group: handler.group,
+            timeout: handler.timeout, timeoutDisabled: handler.timeoutDisabled, maxConcurrent: handler.maxConcurrent,
+            environment: handler.environment, documentTypes: documentTypes, exportedTypes: exportedTypes,
+            importedTypes: importedTypes, path: path)
+        return RegistrationFile(registration: registration, diagnostics: diagnostics)
+    }
+
+    /// The file name without its directory and without a ".handler" suffix.
+    static func stem(of path: String) -> String {
+        let name = path.split(separator: "/").last.map(String.init) ?? path
+        return name.hasSuffix(".handler") ? String(name.dropLast(".handler".count)) : name
+    }
+}
+
+/// What the [Handler] sections of a file say; repeated [Handler] sections add up, later keys override earlier ones.
+private struct HandlerSection {
+    var firstLine: Int?
+    var identifier: String?
+    var name: String?
+    var exec: ExecCommand?
+    var execInvalid = false
+    var user: String?
+    var group: String?
+    var timeout: Duration?
+    var timeoutDisabled = false
+    var maxConcurrent: Int?
+    var environment: [String: String] = [:]
+
+    mutating func read(_ section: INISection, sink: inout DiagnosticSink) {
+        if firstLine == nil { firstLine = section.line }
+        for entry in section.entries {
+            let value = entry.value
+            switch entry.key {
+            case "Identifier":
+                if value.isEmpty || IdentifierSyntax.isValid(value) {
+                    identifier = value.isEmpty ? nil : value
+                } else {
+                    sink.error(entry.line, "invalid Identifier= '\(value.abbreviated)': use letters, digits, '.' and '-'")
+                }
+            case "Name":
+                name = value.isEmpty ? nil : value
+            case "Exec":
+                do {
+                    exec = value.isEmpty ? nil : try ExecCommand(parsing: value)
+                } catch {
+                    sink.error(entry.line, error.message)
+                    execInvalid = true
+                }
+            case "User":
+                user = Self.account(value, key: "User", line: entry.line, sink: &sink)
+            case "Group":
+                group = Self.account(value, key: "Group", line: entry.line, sink: &sink)
+            case "TimeoutSec":
+                do {
+                    timeout = value.isEmpty ? nil : try TimeSpan.parse(value)
+                    timeoutDisabled = value == "infinity"
+                } catch {
+                    sink.error(entry.line, "invalid TimeoutSec=: \(error.message)")
+                }
+            case "MaxConcurrent":
+                maxConcurrent = value.isEmpty ? nil : Self.positiveInteger(value, key: "MaxConcurrent", line: entry.line, sink: &sink)
+            case "Environment":
+                Self.readEnvironment(value, line: entry.line, into: &environment, sink: &sink)
+            default:
+                sink.unknownKey(entry, in: section.name)
+            }
+        }
+    }
+
+    /// A user or group name or number; empty means unset.
+    private static func account(_ value: String, key: String, line: Int, sink: inout DiagnosticSink) -> String? {
+        guard !value.isEmpty else { return nil }
+        let valid = value.utf8.allSatisfy { $0 > 0x20 && $0 < 0x7F && $0 != UInt8(ascii: ":") && $0 != UInt8(ascii: "/") }
+        guard valid, value.utf8.count <= 256 else {
+            sink.error(line, "invalid \(key)= '\(value.abbreviated)'")
+            return nil
+        }
+        return value
+    }
+
+    static func positiveInteger(_ value: String, key: String, line: Int, sink: inout DiagnosticSink) -> Int? {
+        guard let number = Int(value), number > 0 else {
+            sink.error(line, "\(key)= must be a positive integer, got '\(value.abbreviated)'")
+            return nil
+        }
+        return number
+    }
+
+    /// systemd Environment=: quoted words of NAME=value; an empty value clears earlier assignments.
+    private static func readEnvironment(_ value: String, line: Int, into environment: inout [String: String],
+                                        sink: inout DiagnosticSink) {
+        guard !value.isEmpty else {
+            environment.removeAll()
+            return
+        }
+        let words: [String]
+        do {
+            words = try WordSplitter.split(value)
+        } catch {
+            sink.error(line, "bad quoting in Environment=: \(error.message)")
+            return
+        }
+        for word in words {
+            guard let equals = word.firstIndex(of: "="), isVariableName(word[..<equals]) else {
+                sink.warning(line, "invalid environment assignment '\(word.abbreviated)', ignored")
+                continue
+            }
+            environment[String(word[..<equals])] = String(word[word.index(after: equals)...])
+        }
+    }
+
+    private static func isVariableName(_ name: Substring) -> Bool {
+        guard let first = name.utf8.first, !(first >= 0x30 && first <= 0x39) else { return false }
+        return name.utf8.allSatisfy { byte in
+            (byte >= 0x30 && byte <= 0x39) || (byte >= 0x41 && byte <= 0x5A) || (byte >= 0x61 && byte <= 0x7A)
+                || byte == UInt8(ascii: "_")
+        }
+    }
+}

@@ -1,0 +1,152 @@
+/// Collects diagnostics for one file while its sections are read.
+struct DiagnosticSink {
+    let path: String
+    var diagnostics: [Diagnostic] = []
+
+    mutating func error(_ line: Int, _ message: String) {
+        diagnostics.append(Diagnostic(.error, at: SourceLocation(file: path, line: line), message))
+    }
+
+    mutating func warning(_ line: Int, _ message: String) {
+        diagnostics.append(Diagnostic(.warning, at: SourceLocation(file: path, line: line), message))
+    }
+
+    /// Warns about a key no reader claimed; `X-` keys are reserved for extensions and pass silently.
+    mutating func unknownKey(_ entry: INIEntry, in section: String) {
+        guard !entry.key.hasPrefix("X-") else { return }
+        warning(entry.line, "unknown key '\(entry.key)' in section [\(section)], ignored")
+    }
+
+    /// The diagnostics in line order.
+    var sorted: [Diagnostic] {
+        diagnostics.enumerated().sorted { a, b in
+            a.element.location.line != b.element.location.line
+                ? a.element.location.line < b.element.location.line : a.offset < b.offset
+        }.map(\.element)
+    }
+}
+
+/// Checks for reverse-DNS-ish identifiers: `[A-Za-z0-9.-]+`.
+enum IdentifierSyntax {
+    static func isValid(_ text: String) -> Bool {
+        !text.isEmpty && text.utf8.allSatisfy { byte in
+            (byte >= 0x30 && byte <= 0x39) || (byte >= 0x41 && byte <= 0x5A) || (byte >= 0x61 && byte <= 0x7A)
+                || byte == UInt8(ascii: ".") || byte == UInt8(ascii: "-")
+        }
+    }
+}
+
+/// Readers for the sections that describe types: [DocumentType], [ExportedType], [ImportedType].
+enum SectionReader {
+    /// Adds a space-separated list to `list`, checking each word; an empty value clears the list (systemd semantics).
+    /// Returns false if a word was invalid.
+    static func readList(_ entry: INIEntry, into list: inout [String], what: String,
+                         isValid: (String) -> Bool = { _ in true }, sink: inout DiagnosticSink) -> Bool {
+        guard !entry.value.isEmpty else {
+            list.removeAll()
+            return true
+        }
+        let words = entry.value.split(whereSeparator: { $0 == " " || $0 == "\t" }).map(String.init)
+        var valid = true
+        for bad in words where !isValid(bad) {
+            sink.error(entry.line, "invalid \(what) '\(bad.abbreviated)' in \(entry.key)=")
+            valid = false
+        }
+        list += words
+        return valid
+    }
+
+    static func readDocumentType(_ section: INISection, sink: inout DiagnosticSink) -> DocumentType? {
+        var name: String?
+        var contentTypes: [String] = []
+        var rank = HandlerRank.default
+        var role = HandlerRole.viewer
+        var iconFiles: [String] = []
+        var valid = true
+        for entry in section.entries {
+            switch entry.key {
+            case "Name":
+                name = entry.value.isEmpty ? nil : entry.value
+            case "ContentTypes":
+                if !readList(entry, into: &contentTypes, what: "type identifier", isValid: IdentifierSyntax.isValid,
+                             sink: &sink) { valid = false }
+            case "Rank":
+                if entry.value.isEmpty {
+                    rank = .default
+                } else if let parsed = HandlerRank(parsing: entry.value) {
+                    rank = parsed
+                } else {
+                    sink.error(entry.line, "invalid Rank= '\(entry.value.abbreviated)': expected Owner, Default, Alternate or None")
+                    valid = false
+                }
+            case "Role":
+                if entry.value.isEmpty {
+                    role = .viewer
+                } else if let parsed = HandlerRole(parsing: entry.value) {
+                    role = parsed
+                } else {
+                    sink.error(entry.line, "invalid Role= '\(entry.value.abbreviated)': expected Editor, Viewer, Shell or None")
+                    valid = false
+                }
+            case "IconFiles":
+                _ = readList(entry, into: &iconFiles, what: "icon file", sink: &sink)
+            default:
+                sink.unknownKey(entry, in: section.name)
+            }
+        }
+        guard !contentTypes.isEmpty else {
+            sink.error(section.line, "[DocumentType] without ContentTypes=")
+            return nil
+        }
+        guard valid else { return nil }
+        return DocumentType(name: name ?? contentTypes[0], contentTypes: contentTypes, rank: rank, role: role,
+                            iconFiles: iconFiles, location: SourceLocation(file: sink.path, line: section.line))
+    }
+
+    static func readTypeDeclaration(_ section: INISection, exported: Bool,
+                                    sink: inout DiagnosticSink) -> TypeDeclaration? {
+        var identifier: String?
+        var description = ""
+        var conformsTo: [String] = []
+        var extensions: [String] = []
+        var mimeTypes: [String] = []
+        var valid = true
+        for entry in section.entries {
+            switch entry.key {
+            case "Identifier":
+                if entry.value.isEmpty || IdentifierSyntax.isValid(entry.value) {
+                    identifier = entry.value.isEmpty ? nil : entry.value
+                } else {
+                    sink.error(entry.line, "invalid Identifier= '\(entry.value.abbreviated)': use letters, digits, '.' and '-'")
+                    valid = false
+                }
+            case "Description":
+                description = entry.value
+            case "ConformsTo":
+                if !readList(entry, into: &conformsTo, what: "type identifier", isValid: IdentifierSyntax.isValid,
+                             sink: &sink) { valid = false }
+            case "Extensions":
+                if !readList(entry, into: &extensions, what: "extension", isValid: { !$0.contains("/") && $0 != "." },
+                             sink: &sink) { valid = false }
+            case "MIMETypes":
+                if !readList(entry, into: &mimeTypes, what: "MIME type", isValid: isMIMEType, sink: &sink) { valid = false }
+            default:
+                sink.unknownKey(entry, in: section.name)
+            }
+        }
+        guard let identifier else {
+            if valid { sink.error(section.line, "[\(section.name)] without Identifier=") }
+            return nil
+        }
+        guard valid else { return nil }
+        let location = SourceLocation(file: sink.path, line: section.line)
+        return TypeDeclaration(identifier: identifier, description: description, conformsTo: conformsTo,
+                               extensions: extensions, mimeTypes: mimeTypes,
+                               origin: exported ? .exported(location) : .imported(location))
+    }
+
+    private static func isMIMEType(_ text: String) -> Bool {
+        let parts = text.split(separator: "/", omittingEmptySubsequences: false)
+        return parts.count == 2 && !parts[0].isEmpty && !parts[1].isEmpty
+    }
+}

@@ -1,0 +1,54 @@
+/// A position in a configuration or registration file, printed as `file:line`.
+public struct SourceLocation: Sendable, Hashable, CustomStringConvertible {
+    /// The file path as given to the parser.
+    public let file: String
+    /// The 1-based line number.
+    public let line: Int
+
+    /// Creates a location.
+    public init(file: String, line: Int) {
+        self.file = file
+        self.line = line
+    }
+
+    /// `file:line`.
+    public var description: String { "\(file):\(line)" }
+}
+
+/// A problem found while reading a file, with the place it was found.
+public struct Diagnostic: Sendable, Hashable, CustomStringConvertible {
+    /// Errors reject the file; warnings are reported and the file is still used.
+    public enum Severity: Sendable, Hashable {
+        case error, warning
+    }
+
+    /// How bad the problem is.
+    public let severity: Severity
+    /// Where the problem is.
+    public let location: SourceLocation
+    /// A short phrase describing the problem.
+    public let message: String
+
+    /// Creates a diagnostic.
+    public init(_ severity: Severity, at location: SourceLocation, _ message: String) {
+        self.severity = severity
+        self.location = location
+        self.message = message
+    }
+
+    /// True for `.error`.
+    public var isError: Bool { severity == .error }
+
+    /// `file:line: message`, or `file:line: warning: message` for warnings.
+    public var description: String {
+        switch severity {
+        case .error: "\(location): \(message)"
+        case .warning: "\(location): warning: \(message)"
+        }
+    }
+}
+
+extension Sequence where Element == Diagnostic {
+    /// True if any diagnostic is an error.
+    public var containsError: Bool { contains { $0.isError } }
+}

@@ -1,0 +1,45 @@
+/// One handler that can open a file, through its best-matching document type.
+public struct Candidate: Sendable, Hashable {
+    /// The registration identifier.
+    public let handler: String
+    /// The document type that matched best.
+    public let documentType: DocumentType
+    /// The ContentTypes entry that matched.
+    public let matchedType: String
+    /// Conformance distance from the file's type to matchedType.
+    public let distance: Int
+    /// True if defaults.conf names this handler for the file's type or its nearest listed ancestor.
+    public let preferred: Bool
+
+    /// Creates a candidate.
+    public init(handler: String, documentType: DocumentType, matchedType: String, distance: Int, preferred: Bool) {
+        self.handler = handler
+        self.documentType = documentType
+        self.matchedType = matchedType
+        self.distance = distance
+        self.preferred = preferred
+    }
+
+    /// The document type's rank.
+    public var rank: HandlerRank { documentType.rank }
+}
+
+/// The ranked handlers for a file's type and why the first one won.
+public struct Selection: Sendable, Hashable {
+    /// Best first; one per handler (its best document type).
+    public let candidates: [Candidate]
+    /// The handler to launch, if any.
+    public var chosen: Candidate? { candidates.first }
+    /// A short phrase: "preferred in defaults.conf", "rank Owner", "more specific type public.png",
+    /// "tie broken by identifier", "only candidate", "no handler for public.data".
+    public let reason: String
+    /// True when the top two were equal in preference, rank and distance.
+    public let tieBroken: Bool
+
+    /// Creates a selection.
+    public init(candidates: [Candidate], reason: String, tieBroken: Bool) {
+        self.candidates = candidates
+        self.reason = reason
+        self.tieBroken = tieBroken
+    }
+}

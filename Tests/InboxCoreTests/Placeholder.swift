@@ -1,3 +1,0 @@
-import Testing
-
-@Test func placeholderInboxCoreTests() { #expect(Bool(true)) }
