@@ -1,1 +1,0 @@
-int inbox_shims_placeholder(void);

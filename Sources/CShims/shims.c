@@ -1,2 +1,0 @@
-#include "CShims.h"
-int inbox_shims_placeholder(void) { return 0; }
