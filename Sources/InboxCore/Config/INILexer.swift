@@ -103,9 +103,9 @@ enum INILexer {
 }
 
 extension String {
-    /// Drops spaces, tabs and carriage returns at both ends.
+    /// Drops spaces, tabs, carriage returns and newlines at both ends.
     func trimmingINIWhitespace() -> String {
-        let isSpace: (Character) -> Bool = { $0 == " " || $0 == "\t" || $0 == "\r" || $0 == "\r\n" }
+        let isSpace: (Character) -> Bool = { $0 == " " || $0 == "\t" || $0 == "\r" || $0 == "\n" || $0 == "\r\n" }
         guard let first = firstIndex(where: { !isSpace($0) }) else { return "" }
         let last = lastIndex(where: { !isSpace($0) })!
         return String(self[first...last])

@@ -36,6 +36,8 @@ public enum TimeSpan {
             var fractionScale: UInt64 = 1
             if index < scalars.count, scalars[index] == "." {
                 index += 1
+                // As systemd: "3.sec" and "3. 1" are errors, a fraction needs a digit.
+                guard index < scalars.count, scalars[index].decimalDigit != nil else { throw failure }
                 while index < scalars.count, let digit = scalars[index].decimalDigit {
                     if fractionScale < 1_000_000_000 {
                         fraction = fraction * 10 + digit

@@ -26,11 +26,11 @@ public enum TypeResolver {
     public static let fallbackIdentifier = "public.data"
 
     /// explicit `user.inbox.content-type` if it names a known type (or a known MIME type), else the last extension
-    /// of fileName, else "public.data" (source .fallback).
+    /// of fileName, else "public.data" (source .fallback). An empty or all-whitespace attribute counts as absent.
     public static func resolve(explicit: String?, fileName: String, in database: TypeDatabase) -> ResolvedType {
         var diagnostics: [String] = []
-        if let explicit {
-            let trimmed = explicit.trimmingINIWhitespace()
+        // An empty attribute counts as no attribute.
+        if let explicit, case let trimmed = explicit.trimmingINIWhitespace(), !trimmed.isEmpty {
             if trimmed.utf8.count > MetadataLimits.contentTypeBytes {
                 diagnostics.append("content-type attribute is longer than \(MetadataLimits.contentTypeBytes) bytes; "
                     + "using the file name")
