@@ -1,1 +1,40 @@
-print("inboxd")
+import Glibc
+import InboxCore
+import InboxSystem
+
+// inboxd: parse flags, load the configuration, run the agent in the foreground.
+
+let arguments = Array(CommandLine.arguments.dropFirst())
+let options: AgentCommandLine
+do {
+    options = try AgentCommandLine.parse(arguments)
+} catch {
+    printError("Error: \(error.message)\nUsage: \(AgentCommandLine.usage)\n  See 'inboxd --help'.")
+    exit(2)
+}
+if options.help {
+    print(AgentCommandLine.help, terminator: "")
+    exit(0)
+}
+if options.version {
+    print("inboxd \(inboxdVersion)")
+    exit(0)
+}
+
+let settings: AgentSettings
+switch makeSettings(options) {
+case .success(let made): settings = made
+case .failure(let error):
+    printError("inboxd: \(error.message)")
+    exit(2)
+}
+
+Signals.ignorePipe()
+let logger = Logger(target: settings.logTarget, threshold: settings.logLevel)
+do {
+    let agent = try Agent(settings: settings, logger: logger)
+    exit(try agent.run())
+} catch {
+    logger.log(.error, "inboxd failed: \(error)")
+    exit(1)
+}

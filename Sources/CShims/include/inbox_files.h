@@ -1,0 +1,33 @@
+// File operations glibc declares only under _GNU_SOURCE, or in headers the Swift Glibc module
+// does not import (sys/xattr.h). Static inline so the module needs no extra objects.
+#ifndef INBOX_FILES_H
+#define INBOX_FILES_H
+
+#include <sys/syscall.h>
+#include <sys/types.h>
+#include <sys/xattr.h>
+#include <unistd.h>
+
+// open(2): O_PATH pins an inode without opening the file itself (value for every Linux arch but a few).
+#define INBOX_O_PATH 010000000
+// renameat2(2): fail with EEXIST instead of replacing the target.
+#define INBOX_RENAME_NOREPLACE 1U
+
+static inline int inbox_renameat2(int olddirfd, const char *oldpath, int newdirfd, const char *newpath,
+                                  unsigned int flags) {
+    return (int)syscall(SYS_renameat2, olddirfd, oldpath, newdirfd, newpath, flags);
+}
+
+static inline ssize_t inbox_fgetxattr(int fd, const char *name, void *value, size_t size) {
+    return fgetxattr(fd, name, value, size);
+}
+
+static inline int inbox_fsetxattr(int fd, const char *name, const void *value, size_t size) {
+    return fsetxattr(fd, name, value, size, 0);
+}
+
+static inline int inbox_fremovexattr(int fd, const char *name) { return fremovexattr(fd, name); }
+
+static inline ssize_t inbox_flistxattr(int fd, char *list, size_t size) { return flistxattr(fd, list, size); }
+
+#endif

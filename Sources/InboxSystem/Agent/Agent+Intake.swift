@@ -1,0 +1,289 @@
+import CSystemd
+import Glibc
+import InboxCore
+
+extension Agent {
+    // MARK: Watching
+
+    func readInotify() {
+        let events: [InotifyEvent]
+        do { events = try inotify.read() } catch {
+            logger.log(.error, "Reading inotify events failed: \(error)")
+            return
+        }
+        var reloadNeeded = false
+        for event in events {
+            if event.mask.contains(.queueOverflow) {
+                // inotify(7): events were dropped; the directories still hold every file.
+                logger.log(.notice, "Inotify queue overflowed; rescanning the inboxes", event: .overflow)
+                rescanInboxes()
+                continue
+            }
+            if handlerWatches.contains(event.watch) {
+                reloadNeeded = true
+                continue
+            }
+            guard let inbox = inboxWatches[event.watch], !event.name.isEmpty else { continue }
+            intake(event.name, from: inbox)
+            if intakePaused { break }
+        }
+        if reloadNeeded { scheduleReload() }
+        launchReady()
+        writeStatusSoon()
+    }
+
+    /// Takes every visible file in every drop Inbox, stopping early when the queue is full.
+    func rescanInboxes() {
+        for inbox in inboxes {
+            guard let names = try? inbox.entries() else { continue }
+            for name in names {
+                if intakePaused { return }
+                intake(name, from: inbox)
+            }
+        }
+    }
+
+    /// Pauses or resumes reading the drop Inboxes to keep the in-memory queue bounded.
+    func applyBackpressure() {
+        if !intakePaused && queue.count >= highWater {
+            intakePaused = true
+            inotifySource?.setEnabled(.off)
+            logger.log(.debug, "Queue full (\(queue.count)); intake paused")
+        } else if intakePaused && queue.count <= lowWater && phase == .running {
+            intakePaused = false
+            inotifySource?.setEnabled(.on)
+            logger.log(.debug, "Queue drained (\(queue.count)); intake resumed")
+            // Events may have been lost while paused: the directory is the truth.
+            rescanInboxes()
+        }
+    }
+
+    // MARK: Intake
+
+    /// Looks at one drop Inbox entry: hidden names wait, anything but a single-link regular file
+    /// is moved aside unopened, a regular file is routed to its handler or to unhandled/.
+    func intake(_ name: [UInt8], from inbox: Directory) {
+        guard phase == .running, !FileNames.isHidden(name) else { return }
+        switch inbox.openRegular(name) {
+        case .gone:
+            return
+        case .refused(let kind):
+            moveAside(name, from: inbox, kind: kind)
+        case .failed(let error):
+            logger.log(.warning, "Cannot take \(displayName(name)): \(error)", event: .rejected,
+                       fields: ["INBOX_FILE": inbox.child(displayName(name))])
+        case .opened(let file):
+            defer { file.descriptor.close() }
+            route(name, file: file, from: inbox, fresh: true)
+        }
+        applyBackpressure()
+    }
+
+    /// A symlink, FIFO, device, socket, directory or hard link: renamed into failed/ without
+    /// being opened or followed, or left where it is if even that is not possible.
+    func moveAside(_ name: [UInt8], from inbox: Directory, kind: EntryKind) {
+        let shown = inbox.child(displayName(name))
+        let aside = "rejected-" + FileNames.sanitized(name)
+        switch inbox.moveUnique(name, to: failed, preferred: aside) {
+        case .success(let newName):
+            logger.log(.warning, "Moved aside \(kind.rawValue) \(shown)", event: .rejected,
+                       fields: ["INBOX_FILE": shown, "INBOX_FILE_KIND": kind.rawValue,
+                                "INBOX_MOVED_TO": failed.child(newName)])
+        case .failure(let error):
+            logger.log(.warning, "Left \(kind.rawValue) \(shown) in place: cannot move it aside: \(error)",
+                       event: .rejected, fields: ["INBOX_FILE": shown, "INBOX_FILE_KIND": kind.rawValue])
+        }
+    }
+
+    /// Metadata the sender attached, bounded and checked. Problems are warnings, never fatal.
+    func senderMetadata(_ attributes: ExtendedAttributes, shown: String) -> (sourceApp: String?, annotation: [UInt8]?,
+                                                                            contentType: String?) {
+        var sourceApp: String?
+        switch attributes.read(SenderAttribute.sourceApp, limit: MetadataLimits.sourceAppBytes) {
+        case .value(let bytes):
+            if let text = String(validating: bytes, as: UTF8.self), SourceApplication.isValid(text) {
+                sourceApp = text
+            } else {
+                logger.log(.warning, "Ignoring invalid source application on \(shown)", fields: ["INBOX_FILE": shown])
+            }
+        case .tooLarge(let size):
+            logger.log(.warning, "Ignoring source application of \(size) bytes on \(shown)", fields: ["INBOX_FILE": shown])
+        case .absent, .failed: break
+        }
+        var annotation: [UInt8]?
+        switch attributes.read(SenderAttribute.annotation, limit: MetadataLimits.annotationBytes) {
+        case .value(let bytes):
+            if let problem = JSON.validate(bytes) {
+                logger.log(.warning, "Annotation on \(shown) is not valid JSON (\(problem)); delivering without it",
+                           fields: ["INBOX_FILE": shown])
+            } else {
+                annotation = bytes
+            }
+        case .tooLarge(let size):
+            logger.log(.warning, "Annotation on \(shown) is \(size) bytes, over the \(MetadataLimits.annotationBytes) limit; delivering without it",
+                       fields: ["INBOX_FILE": shown])
+        case .absent, .failed: break
+        }
+        let contentType = attributes.readString(SenderAttribute.contentType, limit: MetadataLimits.contentTypeBytes)
+        return (sourceApp, annotation, contentType)
+    }
+
+    /// Decides where an open, checked file goes and moves it there.
+    /// `fresh` is true for a new arrival: sender-set agent attributes are stripped and a delivery id made.
+    func route(_ name: [UInt8], file: OpenedFile, from directory: Directory, fresh: Bool) {
+        let shown = directory.child(displayName(name))
+        let attributes = ExtendedAttributes(file.descriptor)
+        let metadata = senderMetadata(attributes, shown: shown)
+        let id: String
+        var attempts = 0
+        let sourceUID: UInt32
+        if fresh {
+            for key in attributes.names() where key.hasPrefix(AgentAttribute.prefix) { attributes.remove(key) }
+            id = Self.newDeliveryID()
+            sourceUID = file.status.st_uid
+            attributes.write(AgentAttribute.deliveryID, id)
+            attributes.write(AgentAttribute.sourceUID, String(sourceUID))
+        } else {
+            id = attributes.readString(AgentAttribute.deliveryID, limit: 64).flatMap(Self.validDeliveryID) ?? Self.newDeliveryID()
+            attempts = attributes.readString(AgentAttribute.attempts, limit: 16).flatMap { Int($0) } ?? 0
+            sourceUID = attributes.readString(AgentAttribute.sourceUID, limit: 16).flatMap { UInt32($0) } ?? file.status.st_uid
+        }
+        let cleanName = FileNames.sanitized(name)
+        let resolved = TypeResolver.resolve(explicit: metadata.contentType, fileName: cleanName, in: registrations.database)
+        for note in resolved.diagnostics {
+            logger.log(.warning, "\(shown): \(note)", fields: ["INBOX_FILE": shown, "INBOX_DELIVERY_ID": id])
+        }
+        if logger.isEnabled(.debug) && fresh {
+            logger.log(.debug, "Arrived \(shown)", event: .arrived, fields: [
+                "INBOX_FILE": shown, "INBOX_DELIVERY_ID": id, "INBOX_CONTENT_TYPE": resolved.identifier,
+                "INBOX_TYPE_SOURCE": resolved.source.rawValue, "INBOX_SOURCE_APP": metadata.sourceApp,
+                "INBOX_SOURCE_UID": String(sourceUID)])
+        }
+        let selection = HandlerSelector.select(type: resolved.identifier, registrations: registrations.registrations,
+                                               database: registrations.database, preferences: preferences)
+        guard let chosen = selection.chosen else {
+            park(name, from: directory, shown: shown, id: id, type: resolved.identifier, sourceApp: metadata.sourceApp,
+                 sourceUID: sourceUID)
+            return
+        }
+        if selection.tieBroken {
+            logger.log(.notice, "Several handlers tie for \(resolved.identifier); chose \(chosen.handler) by identifier",
+                       fields: ["INBOX_CONTENT_TYPE": resolved.identifier, "INBOX_HANDLER": chosen.handler,
+                                "INBOX_CANDIDATES": selection.candidates.map(\.handler).joined(separator: " ")])
+        }
+        let container: Container
+        do { container = try self.container(for: chosen.handler) } catch {
+            logger.log(.error, "Cannot prepare the container of \(chosen.handler): \(error); \(shown) stays where it is",
+                       fields: ["INBOX_FILE": shown, "INBOX_HANDLER": chosen.handler])
+            return
+        }
+        handOver(file, to: container)
+        switch directory.moveUnique(name, to: container.inbox, preferred: cleanName) {
+        case .success(let newName):
+            nextSequence += 1
+            queue.append(Delivery(id: id, handler: chosen.handler, fileName: newName, contentType: resolved.identifier,
+                                  typeSource: resolved.source, sourceApp: metadata.sourceApp, sourceUID: sourceUID,
+                                  annotation: metadata.annotation, attempts: attempts, sequence: nextSequence))
+        case .failure(let error):
+            logger.log(.error, "Cannot move \(shown) into \(container.inbox.path): \(error); it stays where it is",
+                       fields: ["INBOX_FILE": shown, "INBOX_HANDLER": chosen.handler, "INBOX_DELIVERY_ID": id])
+        }
+    }
+
+    /// Makes the Inbox copy the agent's and readable by the handler's group only (DESIGN.md:
+    /// the handler never owns its Inbox copy, so it cannot change its mode).
+    func handOver(_ file: OpenedFile, to container: Container) {
+        guard isRoot, case .success(let identity)? = identities[container.handler] else { return }
+        _ = fchown(file.descriptor.rawValue, 0, identity.gid)
+        _ = fchmod(file.descriptor.rawValue, 0o440)
+    }
+
+    /// No handler for the type: kept intact in unhandled/ until a registration for it appears.
+    func park(_ name: [UInt8], from directory: Directory, shown: String, id: String, type: String,
+              sourceApp: String?, sourceUID: UInt32) {
+        if directory === unhandled { return }
+        switch directory.moveUnique(name, to: unhandled, preferred: FileNames.sanitized(name)) {
+        case .success(let newName):
+            logger.log(.info, "No handler for \(type); kept \(unhandled.child(newName))", event: .unhandled, fields: [
+                "INBOX_FILE": unhandled.child(newName), "INBOX_DELIVERY_ID": id, "INBOX_CONTENT_TYPE": type,
+                "INBOX_SOURCE_APP": sourceApp, "INBOX_SOURCE_UID": String(sourceUID)])
+        case .failure(let error):
+            logger.log(.error, "No handler for \(type) and cannot move \(shown) to unhandled/: \(error)",
+                       fields: ["INBOX_FILE": shown, "INBOX_DELIVERY_ID": id])
+        }
+    }
+
+    func container(for handler: String) throws(SystemError) -> Container {
+        if let container = containers[handler] { return container }
+        let identity = isRoot ? (try? identities[handler]?.get()) : nil
+        let container = try Container(handler: handler, in: containersRoot, identity: identity)
+        containers[handler] = container
+        return container
+    }
+
+    // MARK: Recovery
+
+    /// Files left in container Inboxes by an earlier run are queued again (the directories are the queue).
+    func recoverContainers() {
+        guard let names = try? containersRoot.entries() else { return }
+        for handlerName in names.compactMap({ String(validating: $0, as: UTF8.self) }).sorted() {
+            guard let root = try? containersRoot.subdirectory(handlerName, create: false),
+                  let inbox = try? root.subdirectory("Inbox", create: false),
+                  let files = try? inbox.entries() else { continue }
+            let known = registrations.registration(handlerName) != nil
+            for name in files.sorted(by: { $0.lexicographicallyPrecedes($1) }) where !FileNames.isHidden(name) {
+                guard case .opened(let file) = inbox.openRegular(name) else { continue }
+                defer { file.descriptor.close() }
+                if known, let container = try? container(for: handlerName),
+                   let text = String(validating: name, as: UTF8.self) {
+                    requeue(text, file: file, in: container)
+                } else {
+                    route(name, file: file, from: inbox, fresh: false)
+                }
+            }
+        }
+    }
+
+    private func requeue(_ name: String, file: OpenedFile, in container: Container) {
+        let attributes = ExtendedAttributes(file.descriptor)
+        let metadata = senderMetadata(attributes, shown: container.inbox.child(name))
+        let resolved = TypeResolver.resolve(explicit: metadata.contentType, fileName: name, in: registrations.database)
+        let id = attributes.readString(AgentAttribute.deliveryID, limit: 64).flatMap(Self.validDeliveryID) ?? Self.newDeliveryID()
+        nextSequence += 1
+        queue.append(Delivery(
+            id: id, handler: container.handler, fileName: name, contentType: resolved.identifier,
+            typeSource: resolved.source, sourceApp: metadata.sourceApp,
+            sourceUID: attributes.readString(AgentAttribute.sourceUID, limit: 16).flatMap { UInt32($0) } ?? file.status.st_uid,
+            annotation: metadata.annotation,
+            attempts: attributes.readString(AgentAttribute.attempts, limit: 16).flatMap { Int($0) } ?? 0,
+            sequence: nextSequence))
+    }
+
+    /// Routes what waits in unhandled/ again, after the registrations changed.
+    func redispatchUnhandled() {
+        guard let names = try? unhandled.entries() else { return }
+        for name in names where !FileNames.isHidden(name) {
+            guard case .opened(let file) = unhandled.openRegular(name) else { continue }
+            defer { file.descriptor.close() }
+            route(name, file: file, from: unhandled, fresh: false)
+        }
+    }
+
+    // MARK: Identifiers
+
+    static func newDeliveryID() -> String {
+        var id = sd_id128_t()
+        _ = sd_id128_randomize(&id)
+        return withUnsafeBytes(of: id.bytes) { bytes in
+            bytes.map { byte in
+                let digits = Array("0123456789abcdef")
+                return String([digits[Int(byte >> 4)], digits[Int(byte & 0xF)]])
+            }.joined()
+        }
+    }
+
+    static func validDeliveryID(_ text: String) -> String? {
+        text.utf8.count == 32 && text.utf8.allSatisfy({ (0x30...0x39).contains($0) || (0x61...0x66).contains($0) })
+            ? text : nil
+    }
+}

@@ -1,0 +1,166 @@
+import Glibc
+import InboxCore
+
+extension Agent {
+    /// Starts queued deliveries while the global and per-handler limits allow, oldest first.
+    func launchReady() {
+        guard phase == .running else { return }
+        while running.count < settings.maxConcurrent {
+            guard let delivery = queue.popNext(where: { [unowned self] handler in
+                self.runningPerHandler[handler, default: 0] < self.limit(for: handler)
+            }) else { break }
+            launch(delivery)
+        }
+        applyBackpressure()
+        writeStatusSoon()
+    }
+
+    func limit(for handler: String) -> Int {
+        registrations.registration(handler)?.maxConcurrent ?? settings.maxConcurrent
+    }
+
+    func launch(_ queued: Delivery) {
+        var delivery = queued
+        guard let registration = registrations.registration(delivery.handler),
+              let container = containers[delivery.handler] ?? (try? container(for: delivery.handler)) else {
+            reroute(delivery)
+            return
+        }
+        let path = container.inbox.child(delivery.fileName)
+        // Pin the file and count the attempt before the handler can touch it.
+        switch container.inbox.openRegular(Array(delivery.fileName.utf8)) {
+        case .opened(let file):
+            delivery.attempts += 1
+            ExtendedAttributes(file.descriptor).write(AgentAttribute.attempts, String(delivery.attempts))
+            file.descriptor.close()
+        case .gone:
+            logger.log(.warning, "\(path) vanished before its handler started", event: .removed,
+                       fields: ["INBOX_FILE": path, "INBOX_HANDLER": delivery.handler, "INBOX_DELIVERY_ID": delivery.id])
+            return
+        case .refused(let kind):
+            moveAside(Array(delivery.fileName.utf8), from: container.inbox, kind: kind)
+            return
+        case .failed(let error):
+            logger.log(.warning, "Cannot open \(path): \(error)", fields: ["INBOX_FILE": path, "INBOX_DELIVERY_ID": delivery.id])
+            return
+        }
+
+        let metadata = DeliveryMetadata(
+            deliveryID: delivery.id, path: path, name: delivery.fileName, contentType: delivery.contentType,
+            contentTypes: registrations.database.conformanceChain(of: delivery.contentType),
+            sourceApp: delivery.sourceApp, sourceUID: delivery.sourceUID, annotation: delivery.annotation,
+            attempt: delivery.attempts, documents: container.documents, handler: delivery.handler)
+        let arguments = registration.exec.expand(ExecFields(path: path, contentType: delivery.contentType,
+                                                            sourceApp: delivery.sourceApp))
+        var environment = ["PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
+                           "TMPDIR=\(container.tmp)", "LANG=C.UTF-8"]
+        environment += registration.environment.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }
+        environment += metadata.environment()
+
+        var identity: Identity?
+        if registration.user != nil || registration.group != nil {
+            switch identities[delivery.handler] {
+            case .success(let resolved)?: identity = resolved
+            case .failure(let error)?:
+                conclude(delivery, outcome: DeliveryOutcome.spawnFailed(error.description), started: nil)
+                return
+            case nil: break
+            }
+        }
+        if let identity { environment.append("HOME=\(identity.home)"); environment.append("USER=\(identity.name)") }
+
+        let started = EventLoop.now()
+        let process: SpawnedProcess
+        do {
+            let stdin = try makeMemoryFile(name: "inboxd-delivery", contents: metadata.stdinDocument())
+            defer { stdin.close() }
+            let output = logger.outputStream(for: delivery.handler)
+            var request = SpawnRequest(executablePath: arguments[0], arguments: arguments, environment: environment,
+                                       standardInput: stdin, standardOutput: output, standardError: output)
+            request.uid = identity?.uid
+            request.gid = identity?.gid
+            request.supplementaryGroups = identity?.groups
+            request.workingDirectory = container.documents
+            process = try spawn(request)
+        } catch {
+            conclude(delivery, outcome: .spawnFailed("\(error)"), started: started)
+            return
+        }
+        let run = RunningDelivery(delivery: delivery, pid: process.pid, started: started, startedRealtime: Self.realtimeMicroseconds())
+        do {
+            run.childSource = try loop.addChild(pidfd: process.pidfd) { [unowned self] status in
+                self.childExited(delivery.id, status: status)
+            }
+        } catch {
+            // Without a child source we could never learn the outcome: stop it now and treat it as failed.
+            _ = kill(process.pid, SIGKILL)
+            var status: CInt = 0
+            _ = waitpid(process.pid, &status, 0)
+            process.pidfd.close()
+            conclude(delivery, outcome: .spawnFailed("\(error)"), started: started)
+            return
+        }
+        if let timeout = registration.timeout ?? settings.defaultTimeout {
+            run.timeoutSource = try? loop.addTimer(after: timeout) { [unowned self, unowned run] in
+                self.timedOut(run, after: timeout)
+            }
+        }
+        running[delivery.id] = run
+        runningPerHandler[delivery.handler, default: 0] += 1
+        if logger.isEnabled(.debug) {
+            logger.log(.debug, "Dispatched \(delivery.fileName) to \(delivery.handler)", event: .dispatched, fields: [
+                "INBOX_FILE": path, "INBOX_DELIVERY_ID": delivery.id, "INBOX_HANDLER": delivery.handler,
+                "INBOX_CONTENT_TYPE": delivery.contentType, "INBOX_SOURCE_APP": delivery.sourceApp,
+                "INBOX_SOURCE_UID": String(delivery.sourceUID), "INBOX_ATTEMPT": String(delivery.attempts),
+                "INBOX_PID": String(process.pid)])
+        }
+    }
+
+    /// TimeoutSec= passed: SIGTERM to the handler's process group, SIGKILL if it is still there 5 s later.
+    func timedOut(_ run: RunningDelivery, after timeout: Duration) {
+        run.timedOut = true
+        run.signalGroup(SIGTERM)
+        run.timeoutSource = try? loop.addTimer(after: .seconds(5)) { [unowned run] in
+            run.signalGroup(SIGKILL)
+        }
+    }
+
+    func childExited(_ id: String, status: ChildStatus) {
+        guard let run = running.removeValue(forKey: id) else { return }
+        runningPerHandler[run.delivery.handler, default: 1] -= 1
+        run.timeoutSource = nil
+        // Whatever the handler left running in its group goes with it.
+        run.signalGroup(SIGKILL)
+        let outcome: DeliveryOutcome
+        if run.timedOut {
+            outcome = .timedOut
+        } else {
+            switch status {
+            case .exited(let code): outcome = .exited(code)
+            case .signaled(let signal): outcome = .signaled(signal)
+            }
+        }
+        if phase == .draining, case .signaled = outcome {
+            // Stopped by our own shutdown: not the handler's failure. It runs again at the next start.
+            restoreAttempts(run.delivery)
+        } else {
+            conclude(run.delivery, outcome: outcome, started: run.started)
+        }
+        run.childSource = nil
+        launchReady()
+        finishDrainingIfDone()
+    }
+
+    private func restoreAttempts(_ delivery: Delivery) {
+        guard let container = containers[delivery.handler],
+              case .opened(let file) = container.inbox.openRegular(Array(delivery.fileName.utf8)) else { return }
+        ExtendedAttributes(file.descriptor).write(AgentAttribute.attempts, String(max(delivery.attempts - 1, 0)))
+        file.descriptor.close()
+    }
+
+    static func realtimeMicroseconds() -> UInt64 {
+        var ts = timespec()
+        clock_gettime(CLOCK_REALTIME, &ts)
+        return UInt64(ts.tv_sec) * 1_000_000 + UInt64(ts.tv_nsec / 1000)
+    }
+}

@@ -1,0 +1,91 @@
+import Glibc
+import InboxCore
+
+extension Agent {
+    /// Reads handlers.d and defaults.conf again, then routes what waits for handlers that changed.
+    func reload(reason: String) {
+        guard phase == .running else { return }
+        notifier.reloading()
+        logger.log(.debug, "Reloading registrations (\(reason))")
+        reloadRegistrations()
+        watchHandlerDirectories()
+        // Waiting deliveries of handlers that are gone find a new handler or go to unhandled/.
+        let orphans = queue.removeAll { [unowned self] handler in self.registrations.registration(handler) == nil }
+        for delivery in orphans { reroute(delivery) }
+        redispatchUnhandled()
+        notifier.ready(status: statusLine())
+        launchReady()
+    }
+
+    func reloadRegistrations() {
+        let loaded = RegistrationLoader.load(directories: settings.handlerDirectories)
+        for diagnostic in loaded.diagnostics {
+            logger.log(diagnostic.severity == .error ? .error : .warning, diagnostic.description,
+                       event: .registrationError, fields: [
+                "CONFIG_FILE": diagnostic.location.file, "CONFIG_LINE": String(diagnostic.location.line)])
+        }
+        var identities: [String: Result<Identity, Identity.LookupError>] = [:]
+        for registration in loaded.registrations where registration.user != nil || registration.group != nil {
+            do throws(Identity.LookupError) {
+                let identity = try Identity.resolve(user: registration.user ?? currentUserName(), group: registration.group)
+                identities[registration.identifier] = .success(identity)
+            } catch {
+                identities[registration.identifier] = .failure(error)
+                logger.log(.error, "\(registration.path): \(error); deliveries to \(registration.identifier) will fail",
+                           event: .registrationError, fields: ["CONFIG_FILE": registration.path])
+            }
+        }
+        self.identities = identities
+        registrations = loaded
+        containers = containers.filter { loaded.registration($0.key) != nil }
+        preferences = loadPreferences()
+        registrationsLoadedAt = EventLoop.now()
+        logger.log(.info, "Loaded \(loaded.registrations.count) registration(s), \(loaded.rejected.count) rejected, \(loaded.masked.count) masked",
+                   event: .registrationsLoaded, fields: [
+            "INBOX_HANDLERS": loaded.registrations.map(\.identifier).joined(separator: " "),
+            "INBOX_REJECTED": loaded.rejected.isEmpty ? nil : loaded.rejected.joined(separator: " ")])
+    }
+
+    func loadPreferences() -> HandlerPreferences {
+        guard let path = settings.defaultsFile else { return HandlerPreferences(byType: [:]) }
+        switch readBounded(path, limit: 1 << 20) {
+        case .success(let bytes):
+            let (preferences, diagnostics) = ConfigurationParser.parseDefaults(bytes, path: path)
+            for diagnostic in diagnostics {
+                logger.log(.warning, diagnostic.description, event: .registrationError, fields: [
+                    "CONFIG_FILE": diagnostic.location.file, "CONFIG_LINE": String(diagnostic.location.line)])
+            }
+            return preferences
+        case .failure(let error):
+            if access(path, F_OK) == 0 || errno != ENOENT {
+                logger.log(.warning, "\(path): \(error)", event: .registrationError, fields: ["CONFIG_FILE": path])
+            }
+            return HandlerPreferences(byType: [:])
+        }
+    }
+
+    /// Watches each existing handlers.d directory; a change reloads after a short pause so an
+    /// editor's save (write, rename, chmod) is one reload.
+    func watchHandlerDirectories() {
+        for watch in handlerWatches { inotify.removeWatch(watch) }
+        handlerWatches.removeAll()
+        for path in settings.handlerDirectories {
+            if let watch = try? inotify.addWatch(path, mask: [.closeWrite, .movedTo, .movedFrom, .create, .delete, .attrib]) {
+                handlerWatches.insert(watch)
+            }
+        }
+    }
+
+    func scheduleReload() {
+        guard reloadTimer == nil else { return }
+        reloadTimer = try? loop.addTimer(after: .milliseconds(100), accuracy: .milliseconds(10)) { [unowned self] in
+            self.reloadTimer = nil
+            self.reload(reason: "handlers.d changed")
+        }
+    }
+
+    func currentUserName() -> String {
+        guard let entry = getpwuid(geteuid()) else { return String(geteuid()) }
+        return String(cString: entry.pointee.pw_name)
+    }
+}

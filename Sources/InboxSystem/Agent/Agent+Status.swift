@@ -1,0 +1,33 @@
+import Glibc
+import InboxCore
+
+extension Agent {
+    /// Writes `status.json` in the runtime directory atomically (temporary file, then rename).
+    func writeStatusFile() {
+        guard let runtime = try? Directory.create(path: settings.runtimeDirectory, mode: 0o755) else { return }
+        let now = EventLoop.now()
+        let inFlight = running.values.sorted { $0.started < $1.started }.map { run in
+            "{\"handler\":\(JSON.quote(run.delivery.handler)),\"file\":\(JSON.quote(run.delivery.fileName)),"
+                + "\"deliveryID\":\(JSON.quote(run.delivery.id)),\"attempt\":\(run.delivery.attempts),"
+                + "\"pid\":\(run.pid),\"ageUSec\":\((now - run.started).microseconds)}"
+        }
+        let text = "{\"pid\":\(getpid()),\"phase\":\(JSON.quote(String(describing: phase))),"
+            + "\"inboxes\":[\(settings.inboxes.map(JSON.quote).joined(separator: ","))],"
+            + "\"stateDirectory\":\(JSON.quote(settings.stateDirectory)),"
+            + "\"queued\":\(queue.count),\"inFlight\":[\(inFlight.joined(separator: ","))],"
+            + "\"failed\":\(count(failed)),\"unhandled\":\(count(unhandled)),"
+            + "\"landlock\":false,\"registrations\":\(registrations.registrations.count),"
+            + "\"registrationsLoadedUSecAgo\":\((now - registrationsLoadedAt).microseconds)}\n"
+        let temporary = ".status.json.tmp"
+        let fd = openat(runtime.descriptor.rawValue, temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0o644)
+        guard fd >= 0 else { return }
+        let bytes = Array(text.utf8)
+        let written = bytes.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
+        _ = close(fd)
+        if written == bytes.count { _ = renameat(runtime.descriptor.rawValue, temporary, runtime.descriptor.rawValue, "status.json") }
+    }
+
+    private func count(_ directory: Directory) -> Int {
+        (try? directory.entries().filter { !FileNames.isHidden($0) }.count) ?? 0
+    }
+}

@@ -1,0 +1,144 @@
+import CSystemd
+import Glibc
+import InboxCore
+
+/// The inboxd agent: watches Inboxes, routes each arrival to a handler, launches it and cleans up.
+/// Single-threaded: everything runs in callbacks of one sd-event loop.
+public final class Agent {
+    public enum Phase: Sendable { case starting, running, draining, stopped }
+
+    let settings: AgentSettings
+    let logger: Logger
+    let loop: EventLoop
+    let notifier = ServiceNotifier()
+    let isRoot = geteuid() == 0
+    var phase: Phase = .starting
+
+    // Directories.
+    var inboxes: [Directory] = []
+    let state: Directory
+    let containersRoot: Directory
+    let failed: Directory
+    let unhandled: Directory
+    var containers: [String: Container] = [:]
+
+    // Registrations.
+    var registrations = LoadedRegistrations()
+    var preferences = HandlerPreferences(byType: [:])
+    var identities: [String: Result<Identity, Identity.LookupError>] = [:]
+    var registrationsLoadedAt: Duration = .zero
+
+    // Watching.
+    let inotify: Inotify
+    var inotifySource: EventSource?
+    var inboxWatches: [CInt: Directory] = [:]
+    var handlerWatches: Set<CInt> = []
+    var intakePaused = false
+    var reloadTimer: EventSource?
+    var signalSources: [EventSource] = []
+
+    // Deliveries.
+    var queue = DeliveryQueue()
+    var running: [String: RunningDelivery] = [:]
+    var runningPerHandler: [String: Int] = [:]
+    var retryTimers: [String: EventSource] = [:]
+    var nextSequence: UInt64 = 0
+    var stopTimer: EventSource?
+    var statusTimer: EventSource?
+
+    /// Backpressure: past `highWater` queued deliveries intake pauses (files wait in the drop
+    /// Inbox, where they already are safe) and resumes with a rescan below `lowWater`.
+    let highWater = 4096
+    let lowWater = 1024
+
+    public init(settings: AgentSettings, logger: Logger) throws(SystemError) {
+        self.settings = settings
+        self.logger = logger
+        loop = try EventLoop()
+        inotify = try Inotify()
+        state = try Directory.create(path: settings.stateDirectory, mode: 0o755)
+        containersRoot = try state.subdirectory("containers", mode: 0o711)
+        failed = try state.subdirectory("failed", mode: 0o700)
+        unhandled = try state.subdirectory("unhandled", mode: 0o700)
+    }
+
+    /// Sets everything up, announces READY=1 and runs until stopped; returns the exit status.
+    public func run() throws(SystemError) -> CInt {
+        Signals.block([SIGTERM, SIGINT, SIGHUP, SIGCHLD])
+        for (signal, action) in [(SIGTERM, "SIGTERM"), (SIGINT, "SIGINT")] {
+            signalSources.append(try loop.addSignal(signal) { [unowned self] in self.beginDraining(reason: action) })
+        }
+        signalSources.append(try loop.addSignal(SIGHUP) { [unowned self] in self.reload(reason: "SIGHUP") })
+        loop.enableWatchdog()
+
+        inotifySource = try loop.addIO(inotify.descriptor) { [unowned self] _ in self.readInotify() }
+        reloadRegistrations()
+        watchHandlerDirectories()
+        for path in settings.inboxes {
+            let inbox = try Directory.create(path: path, mode: 0o755)
+            let watch = try inotify.addWatch(path, mask: [.closeWrite, .movedTo])
+            inboxWatches[watch] = inbox
+            inboxes.append(inbox)
+        }
+        phase = .running
+        // Files already there, or left over from a previous run, are taken now that watches exist.
+        recoverContainers()
+        redispatchUnhandled()
+        rescanInboxes()
+        logger.log(.info, "Watching \(inboxes.count) inbox\(inboxes.count == 1 ? "" : "es")", event: .started,
+                   fields: ["INBOX_INBOXES": settings.inboxes.joined(separator: " "),
+                            "INBOX_STATE_DIRECTORY": settings.stateDirectory])
+        notifier.ready(status: statusLine())
+        writeStatusSoon()
+        launchReady()
+        let code = try loop.run()
+        phase = .stopped
+        return code
+    }
+
+    /// "Watching 1 inbox; 3 queued, 2 running"
+    func statusLine() -> String {
+        let base = "Watching \(inboxes.count) inbox\(inboxes.count == 1 ? "" : "es"); \(queue.count) queued, \(running.count) running"
+        return phase == .draining ? "Stopping; \(running.count) running" : base
+    }
+
+    /// Coalesces STATUS= and status file updates to a few per second during bursts.
+    func writeStatusSoon() {
+        guard statusTimer == nil else { return }
+        statusTimer = try? loop.addTimer(after: .milliseconds(250), accuracy: .milliseconds(50)) { [unowned self] in
+            self.statusTimer = nil
+            self.notifier.status(self.statusLine())
+            self.writeStatusFile()
+        }
+    }
+
+    // MARK: Stopping
+
+    func beginDraining(reason: String) {
+        guard phase == .running || phase == .starting else { return }
+        phase = .draining
+        inotifySource?.setEnabled(.off)
+        for timer in retryTimers.values { timer.setEnabled(.off) }
+        retryTimers.removeAll()
+        logger.log(.info, "Stopping on \(reason); waiting for \(running.count) running handler(s)", event: .stopping)
+        notifier.stopping(status: statusLine())
+        if running.isEmpty {
+            loop.exit(code: 0)
+            return
+        }
+        // Running handlers get the stop timeout to finish, then SIGTERM, then SIGKILL.
+        stopTimer = try? loop.addTimer(after: settings.stopTimeout) { [unowned self] in
+            for delivery in self.running.values { delivery.signalGroup(SIGTERM) }
+            self.stopTimer = try? self.loop.addTimer(after: .seconds(3)) { [unowned self] in
+                for delivery in self.running.values { delivery.signalGroup(SIGKILL) }
+            }
+        }
+    }
+
+    func finishDrainingIfDone() {
+        if phase == .draining && running.isEmpty {
+            writeStatusFile()
+            loop.exit(code: 0)
+        }
+    }
+}

@@ -1,0 +1,53 @@
+import Glibc
+
+/// A handler's private directories: `containers/<id>/{Inbox,Documents,tmp}`.
+/// The Inbox sits beside Documents, never inside it (DESIGN.md, Directories).
+final class Container {
+    let handler: String
+    let root: Directory
+    let inbox: Directory
+    let documents: String
+    let tmp: String
+
+    init(handler: String, in containers: Directory, identity: Identity?) throws(SystemError) {
+        self.handler = handler
+        root = try containers.subdirectory(handler, mode: 0o755)
+        inbox = try root.subdirectory("Inbox", mode: 0o770)
+        let documentsDirectory = try root.subdirectory("Documents", mode: 0o700)
+        let tmpDirectory = try root.subdirectory("tmp", mode: 0o700)
+        documents = documentsDirectory.path
+        tmp = tmpDirectory.path
+        if let identity {
+            // The handler may remove its Inbox copies (group write on the directory) and owns
+            // Documents and tmp; the Inbox itself and the files in it stay the agent's.
+            _ = fchown(inbox.descriptor.rawValue, geteuid(), identity.gid)
+            _ = fchmod(inbox.descriptor.rawValue, 0o770)
+            _ = fchown(documentsDirectory.descriptor.rawValue, identity.uid, identity.gid)
+            _ = fchown(tmpDirectory.descriptor.rawValue, identity.uid, identity.gid)
+        }
+    }
+}
+
+/// A handler process the agent is waiting for.
+final class RunningDelivery {
+    var delivery: Delivery
+    let pid: pid_t
+    let started: Duration
+    let startedRealtime: UInt64
+    var childSource: EventSource?
+    var timeoutSource: EventSource?
+    var timedOut = false
+
+    init(delivery: Delivery, pid: pid_t, started: Duration, startedRealtime: UInt64) {
+        self.delivery = delivery
+        self.pid = pid
+        self.started = started
+        self.startedRealtime = startedRealtime
+    }
+
+    /// Signals the handler's whole process group: it was made a session leader, so its
+    /// descendants share its pid as group id. Safe from pid reuse while the leader is unreaped.
+    func signalGroup(_ signal: CInt) {
+        if kill(-pid, signal) != 0 { _ = kill(pid, signal) }
+    }
+}

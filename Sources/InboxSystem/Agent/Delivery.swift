@@ -1,0 +1,87 @@
+import InboxCore
+
+/// One file on its way to a handler. The file itself lies in the handler's container Inbox;
+/// this is what the agent remembers about it while it waits or runs.
+struct Delivery {
+    let id: String
+    var handler: String
+    /// The name in the container Inbox.
+    var fileName: String
+    var contentType: String
+    var typeSource: ResolvedType.Source
+    var sourceApp: String?
+    var sourceUID: UInt32
+    var annotation: [UInt8]?
+    /// Attempts already started (persisted in `user.inboxd.attempts`).
+    var attempts: Int
+    /// FIFO order across all handlers.
+    var sequence: UInt64
+}
+
+/// The agent's own attributes on files it holds. Any a sender set are removed at intake.
+enum AgentAttribute {
+    static let prefix = "user.inboxd."
+    static let deliveryID = "user.inboxd.delivery-id"
+    static let attempts = "user.inboxd.attempts"
+    static let sourceUID = "user.inboxd.source-uid"
+    static let failure = "user.inboxd.failure"
+}
+
+/// The sender's attributes (DESIGN.md "Metadata that rides with a file").
+enum SenderAttribute {
+    static let sourceApp = "user.inbox.source-app"
+    static let annotation = "user.inbox.annotation"
+    static let contentType = "user.inbox.content-type"
+}
+
+/// Per-handler FIFO queues served in global arrival order.
+struct DeliveryQueue {
+    private var queues: [String: [Delivery]] = [:]
+    private var heads: [String: Int] = [:]
+    private(set) var count = 0
+
+    mutating func append(_ delivery: Delivery) {
+        queues[delivery.handler, default: []].append(delivery)
+        count += 1
+    }
+
+    /// Removes and returns the earliest delivery whose handler `canRun`.
+    mutating func popNext(where canRun: (String) -> Bool) -> Delivery? {
+        var best: (handler: String, sequence: UInt64)?
+        for (handler, items) in queues {
+            let head = heads[handler, default: 0]
+            guard head < items.count, canRun(handler) else { continue }
+            if best == nil || items[head].sequence < best!.sequence { best = (handler, items[head].sequence) }
+        }
+        guard let handler = best?.handler, let items = queues[handler] else { return nil }
+        let head = heads[handler, default: 0]
+        let delivery = items[head]
+        if head + 1 == items.count {
+            queues[handler] = nil
+            heads[handler] = nil
+        } else if head > 1024 && head * 2 > items.count {
+            queues[handler] = Array(items[(head + 1)...])
+            heads[handler] = 0
+        } else {
+            heads[handler] = head + 1
+        }
+        count -= 1
+        return delivery
+    }
+
+    /// Takes every waiting delivery of handlers for which `predicate` is true.
+    mutating func removeAll(where predicate: (String) -> Bool) -> [Delivery] {
+        var removed: [Delivery] = []
+        for (handler, items) in queues where predicate(handler) {
+            removed += items[heads[handler, default: 0]...]
+            queues[handler] = nil
+            heads[handler] = nil
+        }
+        count -= removed.count
+        return removed.sorted { $0.sequence < $1.sequence }
+    }
+
+    func waiting(for handler: String) -> Int {
+        (queues[handler]?.count ?? 0) - heads[handler, default: 0]
+    }
+}

@@ -1,0 +1,112 @@
+import Glibc
+import InboxCore
+
+/// The registrations in force: parsed from the handlers.d search path, first file name wins,
+/// a symlink to /dev/null masks the name further down.
+public struct LoadedRegistrations: Sendable {
+    public var registrations: [HandlerRegistration] = []
+    public var database: TypeDatabase = .builtin
+    public var diagnostics: [Diagnostic] = []
+    public var masked: [String] = []
+    /// Files that had errors and were skipped.
+    public var rejected: [String] = []
+
+    public func registration(_ identifier: String) -> HandlerRegistration? {
+        registrations.first { $0.identifier == identifier }
+    }
+}
+
+public enum RegistrationLoader {
+    public static let suffix = ".handler"
+
+    /// Reads every `*.handler` in the search path. Never throws: each problem is a diagnostic.
+    public static func load(directories: [String]) -> LoadedRegistrations {
+        var loaded = LoadedRegistrations()
+        var seen: Set<String> = []
+        var files: [String] = []
+        for directory in directories {
+            guard let dir = try? Directory(path: directory), let names = try? dir.entries() else { continue }
+            let candidates = names.compactMap { String(validating: $0, as: UTF8.self) }
+                .filter { $0.hasSuffix(suffix) && !$0.hasPrefix(".") }
+                .sorted()
+            for name in candidates where !seen.contains(name) {
+                seen.insert(name)
+                let path = dir.child(name)
+                if isMask(path) { loaded.masked.append(path) } else { files.append(path) }
+            }
+        }
+        var identifiers: [String: String] = [:]
+        var declarations: [TypeDeclaration] = []
+        for path in files.sorted(by: { fileName($0) < fileName($1) }) {
+            let parsed: RegistrationFile
+            switch readBounded(path, limit: RegistrationParser.maximumSize) {
+            case .success(let bytes):
+                parsed = RegistrationParser.parse(bytes, path: path)
+            case .failure(let message):
+                loaded.diagnostics.append(Diagnostic(.error, at: SourceLocation(file: path, line: 1), message.description))
+                loaded.rejected.append(path)
+                continue
+            }
+            loaded.diagnostics += parsed.diagnostics
+            guard let registration = parsed.registration else {
+                loaded.rejected.append(path)
+                continue
+            }
+            if let other = identifiers[registration.identifier] {
+                loaded.diagnostics.append(Diagnostic(
+                    .error, at: SourceLocation(file: path, line: 1),
+                    "handler identifier '\(registration.identifier)' is already registered by \(other)"))
+                loaded.rejected.append(path)
+                continue
+            }
+            identifiers[registration.identifier] = path
+            loaded.registrations.append(registration)
+            declarations += registration.exportedTypes + registration.importedTypes
+        }
+        let (database, typeDiagnostics) = TypeDatabase.builtin.adding(declarations)
+        loaded.database = database
+        loaded.diagnostics += typeDiagnostics
+        return loaded
+    }
+
+    static func fileName(_ path: String) -> String {
+        String(path.split(separator: "/").last ?? Substring(path))
+    }
+
+    /// A symlink to /dev/null (systemd's masking convention).
+    static func isMask(_ path: String) -> Bool {
+        var buffer = [CChar](repeating: 0, count: 64)
+        let count = readlink(path, &buffer, buffer.count - 1)
+        guard count > 0 else { return false }
+        return String(decoding: buffer.prefix(count).map { UInt8(bitPattern: $0) }, as: UTF8.self) == "/dev/null"
+    }
+}
+
+/// Reads a configuration file of at most `limit` bytes: a regular file, opened without blocking.
+public func readBounded(_ path: String, limit: Int) -> Result<[UInt8], ReadError> {
+    let fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY)
+    if fd < 0 { return .failure(ReadError("cannot open: \(Errno.current)")) }
+    defer { _ = close(fd) }
+    var st = stat()
+    guard fstat(fd, &st) == 0 else { return .failure(ReadError("cannot stat: \(Errno.current)")) }
+    guard (st.st_mode & S_IFMT) == S_IFREG else { return .failure(ReadError("not a regular file")) }
+    guard st.st_size <= limit else { return .failure(ReadError("file too large (\(st.st_size) bytes, at most \(limit))")) }
+    var bytes: [UInt8] = []
+    var chunk = [UInt8](repeating: 0, count: 65536)
+    while bytes.count <= limit {
+        let n = chunk.withUnsafeMutableBytes { sys_read(fd, $0.baseAddress!, $0.count) }
+        if n < 0 {
+            if errno == EINTR { continue }
+            return .failure(ReadError("cannot read: \(Errno.current)"))
+        }
+        if n == 0 { break }
+        bytes += chunk.prefix(n)
+    }
+    guard bytes.count <= limit else { return .failure(ReadError("file too large (more than \(limit) bytes)")) }
+    return .success(bytes)
+}
+
+public struct ReadError: Error, Sendable, CustomStringConvertible {
+    public let description: String
+    init(_ description: String) { self.description = description }
+}

@@ -1,0 +1,129 @@
+import CSystemd
+import Glibc
+
+/// The agent's single-threaded event loop: libsystemd's sd-event (sd-event(3)).
+/// Every callback runs on the thread that called `run()`.
+public final class EventLoop {
+    let event: OpaquePointer
+
+    public init() throws(SystemError) {
+        var pointer: OpaquePointer?
+        let result = sd_event_new(&pointer)
+        guard result >= 0, let pointer else {
+            throw SystemError("sd_event_new", errno: Errno(rawValue: -result))
+        }
+        event = pointer
+    }
+
+    deinit { sd_event_unref(event) }
+
+    /// Sends WATCHDOG=1 by itself at half the interval when the service manager asks for it.
+    public func enableWatchdog() {
+        _ = sd_event_set_watchdog(event, 1)
+    }
+
+    /// Runs until `exit(code:)`; returns that code.
+    public func run() throws(SystemError) -> CInt {
+        let result = sd_event_loop(event)
+        if result < 0 { throw SystemError("sd_event_loop", errno: Errno(rawValue: -result)) }
+        return result
+    }
+
+    public func exit(code: CInt) {
+        _ = sd_event_exit(event, code)
+    }
+
+    /// CLOCK_MONOTONIC now.
+    public static func now() -> Duration {
+        var ts = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &ts)
+        return .seconds(ts.tv_sec) + .nanoseconds(ts.tv_nsec)
+    }
+
+    /// Calls `handler` with the poll events whenever `fd` is ready (level-triggered).
+    public func addIO(_ fd: FileDescriptor, events: UInt32 = EPOLLIN.rawValue,
+                      _ handler: @escaping (UInt32) -> Void) throws(SystemError) -> EventSource {
+        let box = CallbackBox(.io(handler))
+        var source: OpaquePointer?
+        let result = sd_event_add_io(event, &source, fd.rawValue, events, { _, _, revents, userdata in
+            CallbackBox.from(userdata).fireIO(revents)
+            return 0
+        }, box.opaque)
+        return try EventSource.make(source, box: box, result: result, operation: "sd_event_add_io")
+    }
+
+    /// Calls `handler` once after `delay`.
+    public func addTimer(after delay: Duration, accuracy: Duration = .milliseconds(1),
+                         _ handler: @escaping () -> Void) throws(SystemError) -> EventSource {
+        let box = CallbackBox(.plain(handler))
+        var source: OpaquePointer?
+        let result = sd_event_add_time_relative(
+            event, &source, CLOCK_MONOTONIC, delay.microseconds, accuracy.microseconds,
+            { _, _, userdata in
+                CallbackBox.from(userdata).firePlain()
+                return 0
+            }, box.opaque)
+        return try EventSource.make(source, box: box, result: result, operation: "sd_event_add_time_relative")
+    }
+
+    /// Delivers `signal` through a signalfd; the caller must have blocked it (see `Signals.block`).
+    public func addSignal(_ signal: CInt, _ handler: @escaping () -> Void) throws(SystemError) -> EventSource {
+        let box = CallbackBox(.plain(handler))
+        var source: OpaquePointer?
+        let result = sd_event_add_signal(event, &source, signal, { _, _, userdata in
+            CallbackBox.from(userdata).firePlain()
+            return 0
+        }, box.opaque)
+        return try EventSource.make(source, box: box, result: result, operation: "sd_event_add_signal")
+    }
+
+    /// Calls `handler` with the exit status once the child behind `pidfd` exits; sd-event then reaps it.
+    /// The source takes ownership of the pidfd and closes it when released.
+    public func addChild(pidfd: FileDescriptor,
+                         _ handler: @escaping (ChildStatus) -> Void) throws(SystemError) -> EventSource {
+        let box = CallbackBox(.child(handler))
+        var source: OpaquePointer?
+        let result = sd_event_add_child_pidfd(event, &source, pidfd.rawValue, WEXITED, { _, info, userdata in
+            guard let info else { return 0 }
+            CallbackBox.from(userdata).fireChild(ChildStatus(info.pointee))
+            return 0
+        }, box.opaque)
+        let wrapped = try EventSource.make(source, box: box, result: result, operation: "sd_event_add_child_pidfd")
+        _ = sd_event_source_set_child_pidfd_own(wrapped.source, 1)
+        return wrapped
+    }
+
+    /// Runs `handler` once at the end of the current loop iteration, after the other ready sources.
+    public func addDefer(_ handler: @escaping () -> Void) throws(SystemError) -> EventSource {
+        let box = CallbackBox(.plain(handler))
+        var source: OpaquePointer?
+        let result = sd_event_add_defer(event, &source, { _, userdata in
+            CallbackBox.from(userdata).firePlain()
+            return 0
+        }, box.opaque)
+        let wrapped = try EventSource.make(source, box: box, result: result, operation: "sd_event_add_defer")
+        wrapped.setEnabled(.oneShot)
+        return wrapped
+    }
+}
+
+/// How a child ended, from the `siginfo_t` sd-event hands over.
+public enum ChildStatus: Sendable, Hashable {
+    case exited(Int32)
+    case signaled(Int32)
+
+    init(_ info: siginfo_t) {
+        // si_code tells exit from signal (waitid(2)); the union's status field sits at the same place for both.
+        let status = info._sifields._sigchld.si_status
+        if info.si_code == CLD_EXITED { self = .exited(status) } else { self = .signaled(status) }
+    }
+}
+
+extension Duration {
+    /// Whole microseconds, saturating at zero.
+    var microseconds: UInt64 {
+        let (seconds, attoseconds) = components
+        if seconds < 0 { return 0 }
+        return UInt64(seconds) * 1_000_000 + UInt64(attoseconds / 1_000_000_000_000)
+    }
+}

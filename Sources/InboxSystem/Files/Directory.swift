@@ -1,0 +1,126 @@
+import Glibc
+
+/// An open directory; every entry operation goes through its descriptor (openat(2) and friends),
+/// so a renamed or replaced path component can never redirect it.
+public final class Directory {
+    public let descriptor: FileDescriptor
+    public let path: String
+
+    /// Opens `path` as a directory without following a final symlink.
+    public init(path: String) throws(SystemError) {
+        let fd = try retrying("open", path: path) {
+            sys_open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW)
+        }
+        descriptor = FileDescriptor(rawValue: fd)
+        self.path = path
+    }
+
+    /// Creates the directory and its missing parents (like `mkdir -p`), then opens it.
+    public static func create(path: String, mode: mode_t = 0o755) throws(SystemError) -> Directory {
+        var prefix = path.hasPrefix("/") ? "" : "."
+        for component in path.split(separator: "/") {
+            prefix += "/" + component
+            if mkdir(prefix, mode) != 0 && errno != EEXIST {
+                throw SystemError("mkdir", path: prefix, errno: .current)
+            }
+        }
+        return try Directory(path: path)
+    }
+
+    deinit { descriptor.close() }
+
+    /// Opens a subdirectory, creating it first when missing.
+    public func subdirectory(_ name: String, create: Bool = true, mode: mode_t = 0o755) throws(SystemError) -> Directory {
+        if create {
+            let result = name.withCString { sys_mkdirat(descriptor.rawValue, $0, mode) }
+            if result != 0 && errno != EEXIST { throw SystemError("mkdirat", path: child(name), errno: .current) }
+        }
+        let fd = try retrying("openat", path: child(name)) {
+            name.withCString { sys_openat(descriptor.rawValue, $0, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW) }
+        }
+        return Directory(adopting: FileDescriptor(rawValue: fd), path: child(name))
+    }
+
+    private init(adopting descriptor: FileDescriptor, path: String) {
+        self.descriptor = descriptor
+        self.path = path
+    }
+
+    public func child(_ name: String) -> String { path.hasSuffix("/") ? path + name : path + "/" + name }
+
+    /// The entry names, raw bytes, without "." and "..". Reads through a fresh descriptor so the
+    /// directory's own offset is never disturbed.
+    public func entries() throws(SystemError) -> [[UInt8]] {
+        let fd = try retrying("openat", path: path) {
+            sys_openat(descriptor.rawValue, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        }
+        guard let stream = sys_fdopendir(fd) else {
+            let error = Errno.current
+            Glibc.close(fd)
+            throw SystemError("fdopendir", path: path, errno: error)
+        }
+        defer { closedir(stream) }
+        var names: [[UInt8]] = []
+        while let entry = readdir(stream) {
+            let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
+                Array(raw.prefix(while: { $0 != 0 }))
+            }
+            if name == [0x2E] || name == [0x2E, 0x2E] { continue }
+            names.append(name)
+        }
+        return names
+    }
+
+    /// lstat of an entry; nil when it does not exist.
+    public func status(of name: [UInt8]) throws(SystemError) -> stat? {
+        var st = stat()
+        let result = withCName(name) { sys_fstatat(descriptor.rawValue, $0, &st, AT_SYMLINK_NOFOLLOW) }
+        if result == 0 { return st }
+        if errno == ENOENT { return nil }
+        throw SystemError("fstatat", path: child(displayName(name)), errno: .current)
+    }
+
+    /// Moves an entry into another directory without replacing anything there (renameat2(2)).
+    /// The entry itself is never opened or followed, whatever it is.
+    public func move(_ name: [UInt8], to target: Directory, as newName: [UInt8]) -> Errno? {
+        let result = withCName(name) { old in
+            withCName(newName) { new in
+                sys_renameat2(descriptor.rawValue, old, target.descriptor.rawValue, new, RENAME_NOREPLACE)
+            }
+        }
+        return result == 0 ? nil : .current
+    }
+
+    /// Moves an entry, picking `name`, `name-2.ext`, `name-3.ext`... until one is free. Returns the name used.
+    public func moveUnique(_ name: [UInt8], to target: Directory, preferred: String) -> Result<String, Errno> {
+        for attempt in 1...1000 {
+            let candidate = attempt == 1 ? preferred : FileNames.numbered(preferred, attempt)
+            switch move(name, to: target, as: Array(candidate.utf8)) {
+            case nil: return .success(candidate)
+            case .fileExists?: continue
+            case let error?: return .failure(error)
+            }
+        }
+        return .failure(.fileExists)
+    }
+
+    /// Removes a file entry; ENOENT is not an error.
+    @discardableResult
+    public func remove(_ name: [UInt8]) -> Errno? {
+        let result = withCName(name) { sys_unlinkat(descriptor.rawValue, $0, 0) }
+        if result == 0 || errno == ENOENT { return nil }
+        return .current
+    }
+}
+
+/// Calls `body` with a NUL-terminated copy of raw name bytes.
+func withCName<R>(_ name: [UInt8], _ body: (UnsafePointer<CChar>) -> R) -> R {
+    var bytes = name
+    bytes.append(0)
+    return bytes.withUnsafeBufferPointer { buffer in
+        buffer.baseAddress!.withMemoryRebound(to: CChar.self, capacity: buffer.count) { body($0) }
+    }
+}
+
+/// A name as text for logs: invalid UTF-8 is replaced, never passed through.
+public func displayName(_ name: [UInt8]) -> String { String(decoding: name, as: UTF8.self) }

@@ -1,0 +1,62 @@
+import Glibc
+
+/// Extended attributes of an open file (xattr(7)), bounded: nothing a sender controls can make
+/// the agent allocate more than the limit it asks for.
+public struct ExtendedAttributes {
+    public let descriptor: FileDescriptor
+
+    public init(_ descriptor: FileDescriptor) { self.descriptor = descriptor }
+
+    public enum ReadResult: Equatable {
+        case absent
+        case value([UInt8])
+        case tooLarge(Int)
+        case failed(Errno)
+    }
+
+    /// Reads one attribute if it is at most `limit` bytes.
+    public func read(_ name: String, limit: Int) -> ReadResult {
+        let size = sys_fgetxattr(descriptor.rawValue, name, nil)
+        if size < 0 {
+            let error = Errno.current
+            return error == .noData || error == .notSupported ? .absent : .failed(error)
+        }
+        if size > limit { return .tooLarge(size) }
+        var bytes = [UInt8](repeating: 0, count: size)
+        let count = bytes.withUnsafeMutableBytes { sys_fgetxattr(descriptor.rawValue, name, $0) }
+        if count < 0 {
+            // ERANGE: it grew between the two calls; a sender racing us gets nothing.
+            let error = Errno.current
+            return error == .rangeError ? .tooLarge(limit + 1) : .failed(error)
+        }
+        return .value(Array(bytes.prefix(count)))
+    }
+
+    public func readString(_ name: String, limit: Int) -> String? {
+        if case .value(let bytes) = read(name, limit: limit) { return String(validating: bytes, as: UTF8.self) }
+        return nil
+    }
+
+    @discardableResult
+    public func write(_ name: String, _ value: String) -> Errno? {
+        let bytes = Array(value.utf8)
+        let result = bytes.withUnsafeBytes { sys_fsetxattr(descriptor.rawValue, name, $0) }
+        return result == 0 ? nil : .current
+    }
+
+    @discardableResult
+    public func remove(_ name: String) -> Errno? {
+        let result = sys_fremovexattr(descriptor.rawValue, name)
+        return result == 0 || errno == ENODATA ? nil : .current
+    }
+
+    /// Names of all attributes (bounded at 64 KiB of names).
+    public func names() -> [String] {
+        let size = sys_flistxattr(descriptor.rawValue, nil)
+        guard size > 0, size <= 65536 else { return [] }
+        var bytes = [UInt8](repeating: 0, count: size)
+        let count = bytes.withUnsafeMutableBytes { sys_flistxattr(descriptor.rawValue, $0) }
+        guard count > 0 else { return [] }
+        return bytes.prefix(count).split(separator: 0).map { String(decoding: $0, as: UTF8.self) }
+    }
+}

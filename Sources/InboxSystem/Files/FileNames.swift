@@ -1,0 +1,26 @@
+/// How the agent names files it moves.
+public enum FileNames {
+    /// A name safe to hand a handler: valid UTF-8, no control characters, no slash, not hidden,
+    /// at most 200 bytes. Anything else is replaced by `_`.
+    public static func sanitized(_ name: [UInt8]) -> String {
+        var text = String(decoding: name, as: UTF8.self)
+        text = String(text.unicodeScalars.map { scalar -> Character in
+            if scalar.value < 0x20 || scalar.value == 0x7F || scalar == "/" || scalar == "\u{FFFD}" { return "_" }
+            return Character(scalar)
+        })
+        while text.hasPrefix(".") { text.removeFirst() }
+        if text.isEmpty { text = "file" }
+        while text.utf8.count > 200 { text.removeFirst() }
+        return text
+    }
+
+    /// `photo.png` -> `photo-2.png`; `README` -> `README-2`.
+    public static func numbered(_ name: String, _ number: Int) -> String {
+        if let dot = name.lastIndex(of: "."), dot != name.startIndex {
+            return "\(name[..<dot])-\(number)\(name[dot...])"
+        }
+        return "\(name)-\(number)"
+    }
+
+    public static func isHidden(_ name: [UInt8]) -> Bool { name.first == 0x2E }
+}

@@ -1,0 +1,78 @@
+import Glibc
+
+/// What an Inbox entry turned out to be when looked at without following or opening it.
+public enum EntryKind: String, Sendable {
+    case regular = "regular file"
+    case symlink = "symbolic link"
+    case fifo = "FIFO"
+    case socket = "socket"
+    case characterDevice = "character device"
+    case blockDevice = "block device"
+    case directory = "directory"
+    case hardLink = "hard link"
+    case unknown = "unknown file type"
+
+    init(mode: mode_t) {
+        switch mode & S_IFMT {
+        case S_IFREG: self = .regular
+        case S_IFLNK: self = .symlink
+        case S_IFIFO: self = .fifo
+        case S_IFSOCK: self = .socket
+        case S_IFCHR: self = .characterDevice
+        case S_IFBLK: self = .blockDevice
+        case S_IFDIR: self = .directory
+        default: self = .unknown
+        }
+    }
+}
+
+/// A regular file opened for reading from an untrusted directory.
+public struct OpenedFile {
+    public let descriptor: FileDescriptor
+    public let status: stat
+}
+
+public enum SafeOpenResult {
+    case opened(OpenedFile)
+    case gone
+    case refused(EntryKind)
+    case failed(SystemError)
+}
+
+extension Directory {
+    /// Opens an entry only if it is a regular file with a single link. Nothing else is ever opened
+    /// for reading: the entry is first pinned with O_PATH|O_NOFOLLOW (which neither follows a link nor
+    /// opens a FIFO or device), checked with fstat, and only then reopened for reading through
+    /// /proc/self/fd, which reaches the very inode that was checked (open(2), O_PATH).
+    public func openRegular(_ name: [UInt8]) -> SafeOpenResult {
+        let pinned: CInt
+        switch retryingErrno({
+            withCName(name) { sys_openat(descriptor.rawValue, $0, O_PATH | O_NOFOLLOW | O_CLOEXEC) }
+        }) {
+        case .success(let fd): pinned = fd
+        case .failure(.noSuchFile): return .gone
+        case .failure(let error): return .failed(SystemError("openat", path: child(displayName(name)), errno: error))
+        }
+        defer { _ = Glibc.close(pinned) }
+        var st = stat()
+        if sys_fstat(pinned, &st) != 0 {
+            return .failed(SystemError("fstat", path: child(displayName(name)), errno: .current))
+        }
+        let kind = EntryKind(mode: st.st_mode)
+        guard kind == .regular else { return .refused(kind) }
+        guard st.st_nlink == 1 else { return .refused(.hardLink) }
+
+        let reopened: CInt
+        switch retryingErrno({ sys_open("/proc/self/fd/\(pinned)", O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC) }) {
+        case .success(let fd): reopened = fd
+        case .failure(.noSuchFile): return .gone
+        case .failure(let error): return .failed(SystemError("open", path: child(displayName(name)), errno: error))
+        }
+        var check = stat()
+        guard sys_fstat(reopened, &check) == 0, check.st_ino == st.st_ino, check.st_dev == st.st_dev else {
+            _ = Glibc.close(reopened)
+            return .failed(SystemError("fstat", path: child(displayName(name)), errno: .invalidArgument))
+        }
+        return .opened(OpenedFile(descriptor: FileDescriptor(rawValue: reopened), status: check))
+    }
+}

@@ -1,0 +1,42 @@
+/// The kinds of entries the agent writes, each with a stable MESSAGE_ID (see units/inboxd.catalog).
+public enum JournalEvent: String, Sendable, CaseIterable {
+    case arrived, dispatched, finished, retry, failed, unhandled, violation, removed, rejected
+    case registrationsLoaded = "registrations-loaded"
+    case registrationError = "registration-error"
+    case overflow, started, stopping
+
+    /// 128-bit id in journal form; the last digit tells the kinds apart.
+    public var messageID: String {
+        let digit: String = switch self {
+        case .arrived: "1"
+        case .dispatched: "2"
+        case .finished: "3"
+        case .retry: "4"
+        case .failed: "5"
+        case .unhandled: "6"
+        case .violation: "7"
+        case .removed: "8"
+        case .rejected: "9"
+        case .registrationsLoaded: "a"
+        case .registrationError: "b"
+        case .overflow: "c"
+        case .started: "d"
+        case .stopping: "e"
+        }
+        return "3b0a2c9d6e1f4a7b8c5d2e0f1a3b4c5" + digit
+    }
+
+    /// Whether the entry carries `INBOX_EVENT=` (the per-file events of DESIGN.md).
+    var isDeliveryEvent: Bool {
+        switch self {
+        case .arrived, .dispatched, .finished, .retry, .failed, .unhandled, .violation, .removed, .rejected: true
+        default: false
+        }
+    }
+}
+
+/// syslog priorities (sd-journal(3) uses the same numbers).
+public enum LogPriority: Int, Sendable, Comparable {
+    case error = 3, warning = 4, notice = 5, info = 6, debug = 7
+    public static func < (a: LogPriority, b: LogPriority) -> Bool { a.rawValue > b.rawValue }
+}
