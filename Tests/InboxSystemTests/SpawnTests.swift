@@ -47,6 +47,23 @@ import Testing
         #expect(try scratch.read("both") == Array("abc".utf8))
     }
 
+    @Test func standardDescriptorsMayComeFromZeroToTwo() throws {
+        // Our stderr as the child's stdin and our stdin as its stderr: a naive dup2 sequence would copy
+        // the first onto both. The child only names the files, so it neither reads nor writes them.
+        let scratch = try ScratchDirectory()
+        defer { scratch.remove() }
+        let output = try scratch.create("stdout")
+        defer { output.close() }
+        let process = try spawn(SpawnRequest(
+            executablePath: "/bin/sh", arguments: ["sh", "-c", "readlink /proc/$$/fd/0 /proc/$$/fd/2"],
+            standardInput: FileDescriptor(rawValue: 2), standardOutput: output,
+            standardError: FileDescriptor(rawValue: 0)))
+        defer { process.pidfd.close() }
+        #expect(waitForExit(process) == .exited(0))
+        let expected = try ["/proc/self/fd/2", "/proc/self/fd/0"].map { try linkTarget($0) + "\n" }.joined()
+        #expect(String(decoding: try scratch.read("stdout"), as: UTF8.self) == expected)
+    }
+
     @Test(arguments: [0, 1, 4096, 200 * 1024])
     func standardInputFromMemoryFileArrivesWhole(size: Int) throws {
         // 200 KiB is more than a pipe holds (64 KiB): with a pipe, this write would block the agent.
@@ -281,6 +298,13 @@ private func spawnOnShortLivedThread(_ request: SpawnRequest) throws -> SpawnedP
     guard created == 0 else { throw SystemError("pthread_create", errno: Errno(rawValue: created)) }
     pthread_join(thread, nil)
     return try handoff.result!.get()
+}
+
+private func linkTarget(_ path: String) throws -> String {
+    var buffer = [CChar](repeating: 0, count: 4096)
+    let count = readlink(path, &buffer, buffer.count)
+    guard count >= 0 else { throw SystemError("readlink", path: path, errno: .current) }
+    return String(decoding: buffer[..<count].map { UInt8(bitPattern: $0) }, as: UTF8.self)
 }
 
 /// Whether landlock_restrict_self exists: a non-ruleset fd fails with EBADFD there, EOPNOTSUPP or ENOSYS otherwise.

@@ -18,6 +18,12 @@
 #define INBOX_F_SEAL_GROW 0x0004
 #define INBOX_F_SEAL_WRITE 0x0008
 
+// si_code values of a SIGCHLD siginfo (siginfo.h). Swift's Glibc module exports CLD_* only by accident
+// (seen in debug builds, missing in release), so Swift compares against these.
+#define INBOX_CLD_EXITED 1
+#define INBOX_CLD_KILLED 2
+#define INBOX_CLD_DUMPED 3
+
 /// The child step that failed; `inbox_spawn_step_name` gives the syscall name.
 enum inbox_spawn_step {
     INBOX_SPAWN_OK = 0,
@@ -80,7 +86,7 @@ int inbox_pidfd_open(pid_t pid);
 int inbox_memfd_create(const char *name, unsigned int flags);
 
 /// waitid(P_PIDFD, pidfd, &info, options), options as given (WEXITED, WNOHANG, ...). Returns 0 and sets `*code`
-/// (CLD_EXITED, CLD_KILLED, CLD_DUMPED; 0 when WNOHANG found the child still running) and `*status`
+/// (INBOX_CLD_EXITED, _KILLED, _DUMPED; 0 when WNOHANG found the child still running) and `*status`
 /// (exit code or signal); -1 and errno on failure.
 int inbox_waitid_pidfd(int pidfd, int *code, int *status, int options);
 

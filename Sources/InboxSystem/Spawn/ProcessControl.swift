@@ -1,3 +1,4 @@
+import CShims
 import Glibc
 
 /// How a child ended.
@@ -44,8 +45,8 @@ private func wait(for process: SpawnedProcess, options: CInt) -> ExitStatus? {
     }
     switch code {
     case 0: return nil
-    case CInt(CLD_EXITED): return .exited(status)
-    case CInt(CLD_KILLED), CInt(CLD_DUMPED): return .signaled(status)
+    case INBOX_CLD_EXITED: return .exited(status)
+    case INBOX_CLD_KILLED, INBOX_CLD_DUMPED: return .signaled(status)
     default: preconditionFailure("waitid: unexpected si_code \(code) for pid \(process.pid)")
     }
 }
