@@ -23,6 +23,8 @@ public enum JSON {
     /// A JSON string literal: quotes, backslash escapes for `"` and `\`, \n \r \t \b \f, and \u00XX for other
     /// control characters.
     public static func quote(_ s: String) -> String {
+        // Most strings (paths, identifiers) need no escaping: skip the per-scalar work.
+        if !s.utf8.contains(where: { $0 < 0x20 || $0 == 0x22 || $0 == 0x5C }) { return "\"" + s + "\"" }
         var result = "\""
         result.reserveCapacity(s.utf8.count + 2)
         let hex: [Character] = Array("0123456789abcdef")

@@ -5,6 +5,7 @@ import InboxCore
 extension Agent {
     // MARK: Watching
 
+    /// Reads what inotify has queued: names go to `pendingNames`, looked at by `pumpIntake`.
     func readInotify() {
         let events: [InotifyEvent]
         do { events = try inotify.read() } catch {
@@ -16,45 +17,63 @@ extension Agent {
             if event.mask.contains(.queueOverflow) {
                 // inotify(7): events were dropped; the directories still hold every file.
                 logger.log(.notice, "Inotify queue overflowed; rescanning the inboxes", event: .overflow)
-                rescanInboxes()
-                continue
-            }
-            if handlerWatches.contains(event.watch) {
+                rescanNeeded = true
+            } else if handlerWatches.contains(event.watch) {
                 reloadNeeded = true
-                continue
+            } else if let inbox = inboxWatches[event.watch], !event.name.isEmpty, !FileNames.isHidden(event.name) {
+                pendingNames.append(inbox, event.name)
             }
-            guard let inbox = inboxWatches[event.watch], !event.name.isEmpty else { continue }
-            intake(event.name, from: inbox)
-            if intakePaused { break }
         }
         if reloadNeeded { scheduleReload() }
+        updateIntakePump()
+    }
+
+    /// Looks at a batch of pending names, refilling from a rescan when one is due.
+    func pumpIntake() {
+        guard phase == .running else { return }
+        var budget = intakeBatch
+        while budget > 0 && queue.count < highWater {
+            guard let (inbox, name) = pendingNames.popFirst() else {
+                guard rescanNeeded else { break }
+                rescanInboxes()
+                if pendingNames.isEmpty { break }
+                continue
+            }
+            intake(name, from: inbox)
+            budget -= 1
+        }
         launchReady()
+        updateIntakePump()
         writeStatusSoon()
     }
 
-    /// Takes every visible file in every drop Inbox, stopping early when the queue is full.
+    /// Queues every visible name in the drop Inboxes, as many as fit; the rest wait for the next rescan.
     func rescanInboxes() {
+        rescanNeeded = false
         for inbox in inboxes {
             guard let names = try? inbox.entries() else { continue }
-            for name in names {
-                if intakePaused { return }
-                intake(name, from: inbox)
+            for name in names where !FileNames.isHidden(name) {
+                if pendingNames.count >= maxPendingNames {
+                    rescanNeeded = true
+                    return
+                }
+                pendingNames.append(inbox, name)
             }
         }
     }
 
-    /// Pauses or resumes reading the drop Inboxes to keep the in-memory queue bounded.
-    func applyBackpressure() {
-        if !intakePaused && queue.count >= highWater {
-            intakePaused = true
+    /// Runs the pump while there is intake work and room in the queue; reads inotify while
+    /// there is room for names.
+    func updateIntakePump() {
+        guard phase == .running else { return }
+        let work = !pendingNames.isEmpty || rescanNeeded
+        intakePump?.setEnabled(work && queue.count < highWater ? .on : .off)
+        if !inotifyPaused && pendingNames.count >= maxPendingNames {
+            inotifyPaused = true
             inotifySource?.setEnabled(.off)
-            logger.log(.debug, "Queue full (\(queue.count)); intake paused")
-        } else if intakePaused && queue.count <= lowWater && phase == .running {
-            intakePaused = false
+        } else if inotifyPaused && pendingNames.count < maxPendingNames / 2 {
+            inotifyPaused = false
             inotifySource?.setEnabled(.on)
-            logger.log(.debug, "Queue drained (\(queue.count)); intake resumed")
-            // Events may have been lost while paused: the directory is the truth.
-            rescanInboxes()
         }
     }
 
@@ -76,7 +95,6 @@ extension Agent {
             defer { file.descriptor.close() }
             route(name, file: file, from: inbox, fresh: true)
         }
-        applyBackpressure()
     }
 
     /// A symlink, FIFO, device, socket, directory or hard link: renamed into failed/ without
@@ -141,12 +159,12 @@ extension Agent {
             for key in attributes.names() where key.hasPrefix(AgentAttribute.prefix) { attributes.remove(key) }
             id = Self.newDeliveryID()
             sourceUID = file.status.st_uid
-            attributes.write(AgentAttribute.deliveryID, id)
-            attributes.write(AgentAttribute.sourceUID, String(sourceUID))
+            attributes.write(AgentAttribute.delivery, "\(id) \(sourceUID)")
         } else {
-            id = attributes.readString(AgentAttribute.deliveryID, limit: 64).flatMap(Self.validDeliveryID) ?? Self.newDeliveryID()
-            attempts = attributes.readString(AgentAttribute.attempts, limit: 16).flatMap { Int($0) } ?? 0
-            sourceUID = attributes.readString(AgentAttribute.sourceUID, limit: 16).flatMap { UInt32($0) } ?? file.status.st_uid
+            let stored = Self.storedDelivery(attributes)
+            id = stored.id ?? Self.newDeliveryID()
+            sourceUID = stored.sourceUID ?? file.status.st_uid
+            attempts = stored.attempts
         }
         let cleanName = FileNames.sanitized(name)
         let resolved = TypeResolver.resolve(explicit: metadata.contentType, fileName: cleanName, in: registrations.database)
@@ -248,14 +266,13 @@ extension Agent {
         let attributes = ExtendedAttributes(file.descriptor)
         let metadata = senderMetadata(attributes, shown: container.inbox.child(name))
         let resolved = TypeResolver.resolve(explicit: metadata.contentType, fileName: name, in: registrations.database)
-        let id = attributes.readString(AgentAttribute.deliveryID, limit: 64).flatMap(Self.validDeliveryID) ?? Self.newDeliveryID()
+        let stored = Self.storedDelivery(attributes)
         nextSequence += 1
         queue.append(Delivery(
-            id: id, handler: container.handler, fileName: name, contentType: resolved.identifier,
-            typeSource: resolved.source, sourceApp: metadata.sourceApp,
-            sourceUID: attributes.readString(AgentAttribute.sourceUID, limit: 16).flatMap { UInt32($0) } ?? file.status.st_uid,
-            annotation: metadata.annotation,
-            attempts: attributes.readString(AgentAttribute.attempts, limit: 16).flatMap { Int($0) } ?? 0,
+            id: stored.id ?? Self.newDeliveryID(), handler: container.handler, fileName: name,
+            contentType: resolved.identifier, typeSource: resolved.source, sourceApp: metadata.sourceApp,
+            sourceUID: stored.sourceUID ?? file.status.st_uid, annotation: metadata.annotation,
+            attempts: stored.attempts,
             sequence: nextSequence))
     }
 
@@ -280,6 +297,20 @@ extension Agent {
                 return String([digits[Int(byte >> 4)], digits[Int(byte & 0xF)]])
             }.joined()
         }
+    }
+
+    /// What an earlier run recorded on a file it held.
+    static func storedDelivery(_ attributes: ExtendedAttributes) -> (id: String?, sourceUID: UInt32?, attempts: Int) {
+        var id: String?, uid: UInt32?
+        if let text = attributes.readString(AgentAttribute.delivery, limit: 64) {
+            let parts = text.split(separator: " ")
+            if parts.count == 2 {
+                id = validDeliveryID(String(parts[0]))
+                uid = UInt32(parts[1])
+            }
+        }
+        let attempts = attributes.readString(AgentAttribute.attempts, limit: 16).flatMap { Int($0) } ?? 0
+        return (id, uid, max(0, attempts))
     }
 
     static func validDeliveryID(_ text: String) -> String? {

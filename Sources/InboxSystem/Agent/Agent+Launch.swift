@@ -11,7 +11,7 @@ extension Agent {
             }) else { break }
             launch(delivery)
         }
-        applyBackpressure()
+        if queue.count <= lowWater { updateIntakePump() }
         writeStatusSoon()
     }
 
@@ -27,27 +27,22 @@ extension Agent {
             return
         }
         let path = container.inbox.child(delivery.fileName)
-        // Pin the file and count the attempt before the handler can touch it.
-        switch container.inbox.openRegular(Array(delivery.fileName.utf8)) {
-        case .opened(let file):
+        // The container Inbox is the agent's; one lstat tells the file is still there and still a file.
+        switch try? container.inbox.status(of: Array(delivery.fileName.utf8)) {
+        case let st? where EntryKind(mode: st.st_mode) == .regular:
             delivery.attempts += 1
-            ExtendedAttributes(file.descriptor).write(AgentAttribute.attempts, String(delivery.attempts))
-            file.descriptor.close()
-        case .gone:
+        case let st?:
+            moveAside(Array(delivery.fileName.utf8), from: container.inbox, kind: EntryKind(mode: st.st_mode))
+            return
+        default:
             logger.log(.warning, "\(path) vanished before its handler started", event: .removed,
                        fields: ["INBOX_FILE": path, "INBOX_HANDLER": delivery.handler, "INBOX_DELIVERY_ID": delivery.id])
-            return
-        case .refused(let kind):
-            moveAside(Array(delivery.fileName.utf8), from: container.inbox, kind: kind)
-            return
-        case .failed(let error):
-            logger.log(.warning, "Cannot open \(path): \(error)", fields: ["INBOX_FILE": path, "INBOX_DELIVERY_ID": delivery.id])
             return
         }
 
         let metadata = DeliveryMetadata(
             deliveryID: delivery.id, path: path, name: delivery.fileName, contentType: delivery.contentType,
-            contentTypes: registrations.database.conformanceChain(of: delivery.contentType),
+            contentTypes: conformanceChain(of: delivery.contentType),
             sourceApp: delivery.sourceApp, sourceUID: delivery.sourceUID, annotation: delivery.annotation,
             attempt: delivery.attempts, documents: container.documents, handler: delivery.handler)
         let arguments = registration.exec.expand(ExecFields(path: path, contentType: delivery.contentType,
@@ -88,9 +83,11 @@ extension Agent {
         }
         let run = RunningDelivery(delivery: delivery, pid: process.pid, started: started, startedRealtime: Self.realtimeMicroseconds())
         do {
-            run.childSource = try loop.addChild(pidfd: process.pidfd) { [unowned self] status in
+            let source = try loop.addChild(pidfd: process.pidfd) { [unowned self] status in
                 self.childExited(delivery.id, status: status)
             }
+            source.setPriority(Priority.childExit)
+            run.childSource = source
         } catch {
             // Without a child source we could never learn the outcome: stop it now and treat it as failed.
             _ = kill(process.pid, SIGKILL)
@@ -142,7 +139,6 @@ extension Agent {
         }
         if phase == .draining, case .signaled = outcome {
             // Stopped by our own shutdown: not the handler's failure. It runs again at the next start.
-            restoreAttempts(run.delivery)
         } else {
             conclude(run.delivery, outcome: outcome, started: run.started)
         }
@@ -151,11 +147,12 @@ extension Agent {
         finishDrainingIfDone()
     }
 
-    private func restoreAttempts(_ delivery: Delivery) {
-        guard let container = containers[delivery.handler],
-              case .opened(let file) = container.inbox.openRegular(Array(delivery.fileName.utf8)) else { return }
-        ExtendedAttributes(file.descriptor).write(AgentAttribute.attempts, String(max(delivery.attempts - 1, 0)))
-        file.descriptor.close()
+    /// Conformance chains by type, computed once per registration load.
+    func conformanceChain(of type: String) -> [String] {
+        if let chain = chainCache[type] { return chain }
+        let chain = registrations.database.conformanceChain(of: type)
+        chainCache[type] = chain
+        return chain
     }
 
     static func realtimeMicroseconds() -> UInt64 {

@@ -28,6 +28,11 @@ extension Agent {
                 "INBOX_CONTENT_TYPE": delivery.contentType, "INBOX_SOURCE_APP": delivery.sourceApp,
                 "INBOX_EXIT_STATUS": exitStatus, "INBOX_DURATION_USEC": duration,
                 "INBOX_ATTEMPT": String(delivery.attempts), "INBOX_REASON": status])
+            // Failed attempts survive a restart; the attempt count is only written when one fails.
+            if let container, case .opened(let file) = container.inbox.openRegular(Array(delivery.fileName.utf8)) {
+                ExtendedAttributes(file.descriptor).write(AgentAttribute.attempts, String(delivery.attempts))
+                file.descriptor.close()
+            }
             guard phase == .running else { return }
             retryTimers[delivery.id] = try? loop.addTimer(after: delay, accuracy: .milliseconds(10)) { [unowned self] in
                 self.retryTimers[delivery.id] = nil

@@ -37,6 +37,7 @@ extension Agent {
         }
         self.identities = identities
         registrations = loaded
+        chainCache.removeAll()
         containers = containers.filter { loaded.registration($0.key) != nil }
         preferences = loadPreferences()
         registrationsLoadedAt = EventLoop.now()

@@ -27,13 +27,19 @@ public final class Agent {
     var preferences = HandlerPreferences(byType: [:])
     var identities: [String: Result<Identity, Identity.LookupError>] = [:]
     var registrationsLoadedAt: Duration = .zero
+    var chainCache: [String: [String]] = [:]
 
     // Watching.
     let inotify: Inotify
     var inotifySource: EventSource?
     var inboxWatches: [CInt: Directory] = [:]
     var handlerWatches: Set<CInt> = []
-    var intakePaused = false
+    /// Names seen by inotify or a rescan, not yet looked at. Bounded by `maxPendingNames`: past it
+    /// inotify is not read, so the kernel queue takes the rest (and an overflow means a rescan).
+    var pendingNames = NameQueue()
+    var intakePump: EventSource?
+    var inotifyPaused = false
+    var rescanNeeded = true
     var reloadTimer: EventSource?
     var signalSources: [EventSource] = []
 
@@ -47,9 +53,13 @@ public final class Agent {
     var statusTimer: EventSource?
 
     /// Backpressure: past `highWater` queued deliveries intake pauses (files wait in the drop
-    /// Inbox, where they already are safe) and resumes with a rescan below `lowWater`.
+    /// Inbox, where they already are safe) and resumes below `lowWater`.
     let highWater = 4096
     let lowWater = 1024
+    let maxPendingNames = 16384
+    /// Arrivals looked at per loop iteration, so exits of running handlers are never kept waiting
+    /// behind a burst (each iteration dispatches one source, by priority).
+    let intakeBatch = 32
 
     public init(settings: AgentSettings, logger: Logger) throws(SystemError) {
         self.settings = settings
@@ -72,6 +82,10 @@ public final class Agent {
         loop.enableWatchdog()
 
         inotifySource = try loop.addIO(inotify.descriptor) { [unowned self] _ in self.readInotify() }
+        let pump = try loop.addDefer { [unowned self] in self.pumpIntake() }
+        pump.setPriority(Priority.intake)
+        pump.setEnabled(.off)
+        intakePump = pump
         reloadRegistrations()
         watchHandlerDirectories()
         for path in settings.inboxes {
@@ -84,7 +98,8 @@ public final class Agent {
         // Files already there, or left over from a previous run, are taken now that watches exist.
         recoverContainers()
         redispatchUnhandled()
-        rescanInboxes()
+        rescanNeeded = true
+        updateIntakePump()
         logger.log(.info, "Watching \(inboxes.count) inbox\(inboxes.count == 1 ? "" : "es")", event: .started,
                    fields: ["INBOX_INBOXES": settings.inboxes.joined(separator: " "),
                             "INBOX_STATE_DIRECTORY": settings.stateDirectory])
@@ -112,12 +127,19 @@ public final class Agent {
         }
     }
 
+    /// Event source priorities: lower runs first.
+    enum Priority {
+        static let childExit: Int64 = -10
+        static let intake: Int64 = 10
+    }
+
     // MARK: Stopping
 
     func beginDraining(reason: String) {
         guard phase == .running || phase == .starting else { return }
         phase = .draining
         inotifySource?.setEnabled(.off)
+        intakePump?.setEnabled(.off)
         for timer in retryTimers.values { timer.setEnabled(.off) }
         retryTimers.removeAll()
         logger.log(.info, "Stopping on \(reason); waiting for \(running.count) running handler(s)", event: .stopping)

@@ -12,7 +12,7 @@ struct Delivery {
     var sourceApp: String?
     var sourceUID: UInt32
     var annotation: [UInt8]?
-    /// Attempts already started (persisted in `user.inboxd.attempts`).
+    /// Attempts started so far; the failed ones are persisted in `user.inboxd.attempts`.
     var attempts: Int
     /// FIFO order across all handlers.
     var sequence: UInt64
@@ -21,9 +21,10 @@ struct Delivery {
 /// The agent's own attributes on files it holds. Any a sender set are removed at intake.
 enum AgentAttribute {
     static let prefix = "user.inboxd."
-    static let deliveryID = "user.inboxd.delivery-id"
+    /// "<delivery id> <source uid>", set at intake: one attribute, one write.
+    static let delivery = "user.inboxd.delivery"
+    /// Attempts that ended in failure so far; absent means none.
     static let attempts = "user.inboxd.attempts"
-    static let sourceUID = "user.inboxd.source-uid"
     static let failure = "user.inboxd.failure"
 }
 

@@ -1,3 +1,4 @@
+import CShims
 import CSystemd
 import Glibc
 
@@ -115,7 +116,7 @@ public enum ChildStatus: Sendable, Hashable {
     init(_ info: siginfo_t) {
         // si_code tells exit from signal (waitid(2)); the union's status field sits at the same place for both.
         let status = info._sifields._sigchld.si_status
-        if info.si_code == CLD_EXITED { self = .exited(status) } else { self = .signaled(status) }
+        if info.si_code == INBOX_CLD_EXITED { self = .exited(status) } else { self = .signaled(status) }
     }
 }
 

@@ -29,6 +29,11 @@ public final class EventSource {
         _ = sd_event_source_set_enabled(source, value)
     }
 
+    /// Lower runs first when several sources are ready (sd_event_source_set_priority(3)).
+    public func setPriority(_ priority: Int64) {
+        _ = sd_event_source_set_priority(source, priority)
+    }
+
     /// Sets a description shown in sd-event's debug logging.
     public func setDescription(_ text: String) {
         _ = sd_event_source_set_description(source, text)
