@@ -37,7 +37,7 @@ func makeSettings(_ options: AgentCommandLine) -> Result<AgentSettings, AgentCom
         runtimeDirectory: options.runtimeDirectory ?? defaults.runtime,
         defaultsFile: defaultsFile,
         maxConcurrent: options.maxConcurrent ?? config.maxConcurrent ?? 2 * Int(sysconf(CInt(_SC_NPROCESSORS_ONLN))),
-        retryPolicy: policy, defaultTimeout: config.defaultTimeout ?? .seconds(300), stopTimeout: .seconds(10),
+        retryPolicy: policy, defaultTimeout: config.defaultTimeoutDisabled ? nil : config.defaultTimeout ?? .seconds(300), stopTimeout: .seconds(10),
         logTarget: options.logTarget ?? .auto, logLevel: options.logLevel ?? .info))
 }
 

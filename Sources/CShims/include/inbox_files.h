@@ -18,6 +18,9 @@ static inline int inbox_renameat2(int olddirfd, const char *oldpath, int newdirf
     return (int)syscall(SYS_renameat2, olddirfd, oldpath, newdirfd, newpath, flags);
 }
 
+// pipe2(2), declared by glibc only under _GNU_SOURCE.
+static inline int inbox_pipe2(int fds[2], int flags) { return (int)syscall(SYS_pipe2, fds, flags); }
+
 static inline ssize_t inbox_fgetxattr(int fd, const char *name, void *value, size_t size) {
     return fgetxattr(fd, name, value, size);
 }

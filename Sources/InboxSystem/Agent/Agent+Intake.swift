@@ -288,14 +288,19 @@ extension Agent {
 
     // MARK: Identifiers
 
+    /// 128 random bits as 32 lowercase hex digits, like a journal id (sd_id128_randomize(3)).
     static func newDeliveryID() -> String {
         var id = sd_id128_t()
         _ = sd_id128_randomize(&id)
         return withUnsafeBytes(of: id.bytes) { bytes in
-            bytes.map { byte in
-                let digits = Array("0123456789abcdef")
-                return String([digits[Int(byte >> 4)], digits[Int(byte & 0xF)]])
-            }.joined()
+            String(unsafeUninitializedCapacity: 32) { text in
+                let digits: StaticString = "0123456789abcdef"
+                for (index, byte) in bytes.enumerated() {
+                    text[2 * index] = digits.utf8Start[Int(byte >> 4)]
+                    text[2 * index + 1] = digits.utf8Start[Int(byte & 0xF)]
+                }
+                return 32
+            }
         }
     }
 

@@ -67,7 +67,7 @@ extension Agent {
         let started = EventLoop.now()
         let process: SpawnedProcess
         do {
-            let stdin = try makeMemoryFile(name: "inboxd-delivery", contents: metadata.stdinDocument())
+            let stdin = try makeStandardInput(name: "inboxd-delivery", contents: metadata.stdinDocument())
             defer { stdin.close() }
             let output = logger.outputStream(for: delivery.handler)
             var request = SpawnRequest(executablePath: arguments[0], arguments: arguments, environment: environment,
@@ -97,7 +97,8 @@ extension Agent {
             conclude(delivery, outcome: .spawnFailed("\(error)"), started: started)
             return
         }
-        if let timeout = registration.timeout ?? settings.defaultTimeout {
+        // TimeoutSec=infinity in the registration turns the agent's default off for this handler.
+        if let timeout = registration.timeoutDisabled ? nil : registration.timeout ?? settings.defaultTimeout {
             run.timeoutSource = try? loop.addTimer(after: timeout) { [unowned self, unowned run] in
                 self.timedOut(run, after: timeout)
             }

@@ -7,6 +7,8 @@ extension Agent {
         guard phase == .running else { return }
         notifier.reloading()
         logger.log(.debug, "Reloading registrations (\(reason))")
+        // A journald restarted since the last load would leave handler output on dead streams.
+        logger.resetStreams()
         reloadRegistrations()
         watchHandlerDirectories()
         // Waiting deliveries of handlers that are gone find a new handler or go to unhandled/.
@@ -38,7 +40,6 @@ extension Agent {
         self.identities = identities
         registrations = loaded
         chainCache.removeAll()
-        containers = containers.filter { loaded.registration($0.key) != nil }
         preferences = loadPreferences()
         registrationsLoadedAt = EventLoop.now()
         logger.log(.info, "Loaded \(loaded.registrations.count) registration(s), \(loaded.rejected.count) rejected, \(loaded.masked.count) masked",

@@ -108,6 +108,10 @@ public final class Agent {
         launchReady()
         let code = try loop.run()
         phase = .stopped
+        // A status file left behind would describe an agent that is gone.
+        if let runtime = try? Directory(path: settings.runtimeDirectory) {
+            _ = unlinkat(runtime.descriptor.rawValue, "status.json", 0)
+        }
         return code
     }
 
@@ -159,7 +163,6 @@ public final class Agent {
 
     func finishDrainingIfDone() {
         if phase == .draining && running.isEmpty {
-            writeStatusFile()
             loop.exit(code: 0)
         }
     }

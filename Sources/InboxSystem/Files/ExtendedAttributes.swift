@@ -14,22 +14,19 @@ public struct ExtendedAttributes {
         case failed(Errno)
     }
 
-    /// Reads one attribute if it is at most `limit` bytes.
+    /// Reads one attribute if it is at most `limit` bytes: one fgetxattr(2) into scratch space of
+    /// that size; only an oversized value costs a second call, to say how large it is.
     public func read(_ name: String, limit: Int) -> ReadResult {
-        let size = sys_fgetxattr(descriptor.rawValue, name, nil)
-        if size < 0 {
+        withUnsafeTemporaryAllocation(byteCount: max(limit, 1), alignment: 1) { buffer in
+            let count = sys_fgetxattr(descriptor.rawValue, name, buffer)
+            if count >= 0 { return .value(Array(UnsafeRawBufferPointer(rebasing: buffer[0..<count]))) }
             let error = Errno.current
-            return error == .noData || error == .notSupported ? .absent : .failed(error)
+            switch error {
+            case .noData, .notSupported: return .absent
+            case .rangeError: return .tooLarge(max(sys_fgetxattr(descriptor.rawValue, name, nil), limit + 1))
+            default: return .failed(error)
+            }
         }
-        if size > limit { return .tooLarge(size) }
-        var bytes = [UInt8](repeating: 0, count: size)
-        let count = bytes.withUnsafeMutableBytes { sys_fgetxattr(descriptor.rawValue, name, $0) }
-        if count < 0 {
-            // ERANGE: it grew between the two calls; a sender racing us gets nothing.
-            let error = Errno.current
-            return error == .rangeError ? .tooLarge(limit + 1) : .failed(error)
-        }
-        return .value(Array(bytes.prefix(count)))
     }
 
     public func readString(_ name: String, limit: Int) -> String? {
