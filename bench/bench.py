@@ -1,0 +1,225 @@
+#!/usr/bin/env python3
+"""inboxd benchmarks against the targets of DESIGN.md section 4.
+
+Run through bench/run, which builds everything first. Measures, on this machine:
+  latency     arrival (rename into the Inbox) -> handler start, median and p90, against a
+              plain posix_spawn of the same handler
+  throughput  a burst of files to /bin/true, against a two-worker posix_spawn loop
+  burst       50,000 files at once: none lost, none handled twice
+  idle        wake-ups and resident memory of an idle agent
+"""
+import argparse
+import json
+import os
+import shutil
+import signal
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+class Agent:
+    """One inboxd on a private Inbox, state directory and handlers.d."""
+
+    def __init__(self, inboxd, workdir, exec_line, environment=""):
+        self.dir = workdir
+        self.inbox = os.path.join(workdir, "Inbox")
+        self.staging = os.path.join(workdir, "staging")
+        self.state = os.path.join(workdir, "state")
+        self.runtime = os.path.join(workdir, "run")
+        handlers = os.path.join(workdir, "handlers.d")
+        for d in (self.inbox, self.staging, self.state, self.runtime, handlers):
+            os.makedirs(d, exist_ok=True)
+        with open(os.path.join(handlers, "bench.handler"), "w") as f:
+            f.write("[Handler]\nIdentifier=bench.handler\nExec=%s\n%s\n"
+                    "[DocumentType]\nContentTypes=public.plain-text\nRank=Owner\n" % (exec_line, environment))
+        self.container_inbox = os.path.join(self.state, "containers", "bench.handler", "Inbox")
+        self.process = subprocess.Popen(
+            [inboxd, "--inbox", self.inbox, "--handlers", handlers, "--state", self.state,
+             "--runtime-dir", self.runtime, "--defaults", os.path.join(workdir, "none.conf")],
+            stdout=subprocess.DEVNULL)
+        status = os.path.join(self.runtime, "status.json")
+        deadline = time.monotonic() + 30
+        while not os.path.exists(status):
+            if time.monotonic() > deadline or self.process.poll() is not None:
+                raise SystemExit("inboxd did not start")
+            time.sleep(0.01)
+
+    def stage(self, count, prefix="f"):
+        names = ["%s%d.txt" % (prefix, i) for i in range(count)]
+        for name in names:
+            os.close(os.open(os.path.join(self.staging, name), os.O_CREAT | os.O_WRONLY, 0o644))
+        return names
+
+    def drop(self, name):
+        os.rename(os.path.join(self.staging, name), os.path.join(self.inbox, name))
+
+    def idle(self):
+        """True when no file waits in the drop Inbox or the handler's Inbox (removed after each exit)."""
+        for d in (self.inbox, self.container_inbox):
+            try:
+                with os.scandir(d) as it:
+                    if next(it, None) is not None:
+                        return False
+            except FileNotFoundError:
+                pass
+        return True
+
+    def wait_idle(self, timeout, poll=0.002):
+        deadline = time.monotonic() + timeout
+        while not self.idle():
+            if time.monotonic() > deadline:
+                raise SystemExit("timed out waiting for the agent to finish")
+            time.sleep(poll)
+        return time.monotonic()
+
+    def proc_status(self):
+        values = {}
+        with open("/proc/%d/status" % self.process.pid) as f:
+            for line in f:
+                key, _, value = line.partition(":")
+                values[key] = value.strip()
+        return values
+
+    def stop(self):
+        self.process.send_signal(signal.SIGTERM)
+        self.process.wait(timeout=60)
+
+
+def percentile(values, fraction):
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(fraction * len(ordered)))]
+
+
+def bench_latency(args, tools):
+    fifo = os.path.join(args.workdir, "latency.fifo")
+    os.mkfifo(fifo)
+    reader = os.open(fifo, os.O_RDWR)  # held open: handlers never block, reads never see EOF
+    stream = os.fdopen(reader, "r", buffering=1)
+
+    env = dict(os.environ, STAMP_LOG=fifo)
+    baseline = subprocess.run([tools["baseline"], "latency", str(args.latency_count), tools["stamp"]],
+                              env=env, capture_output=True, text=True, check=True)
+    base = [int(x) / 1000 for x in baseline.stdout.split()]
+
+    agent = Agent(args.inboxd, os.path.join(args.workdir, "latency"), tools["stamp"], "Environment=STAMP_LOG=" + fifo)
+    names = agent.stage(args.latency_count, "l")
+    ours = []
+    for name in names:
+        agent.wait_idle(10, poll=0.001)
+        t0 = time.monotonic_ns()
+        agent.drop(name)
+        line = stream.readline()
+        stamped, started = line.split()
+        assert stamped == name, (stamped, name)
+        ours.append((int(started) - t0) / 1000)
+    agent.wait_idle(10)
+    agent.stop()
+    stream.close()
+    median_base, median_ours = statistics.median(base), statistics.median(ours)
+    return {
+        "count": args.latency_count,
+        "posix_spawn_median_us": round(median_base), "posix_spawn_p90_us": round(percentile(base, 0.9)),
+        "inboxd_median_us": round(median_ours), "inboxd_p90_us": round(percentile(ours, 0.9)),
+        "ratio": round(median_ours / median_base, 2), "target_ratio": 1.5,
+    }
+
+
+def bench_throughput(args, tools):
+    base = float(subprocess.run([tools["baseline"], "throughput", str(args.burst_count), "2", "/bin/true"],
+                                capture_output=True, text=True, check=True).stdout)
+    agent = Agent(args.inboxd, os.path.join(args.workdir, "throughput"), "/bin/true")
+    names = agent.stage(args.burst_count)
+    t0 = time.monotonic()
+    for name in names:
+        agent.drop(name)
+    t1 = agent.wait_idle(600)
+    agent.stop()
+    ours = args.burst_count / (t1 - t0)
+    return {"count": args.burst_count, "posix_spawn_2_workers_per_s": round(base), "inboxd_per_s": round(ours),
+            "ratio": round(ours / base, 2), "target_ratio": 0.8}
+
+
+def bench_big_burst(args, tools):
+    log = os.path.join(args.workdir, "burst.log")
+    open(log, "w").close()
+    agent = Agent(args.inboxd, os.path.join(args.workdir, "burst"), tools["stamp"], "Environment=STAMP_LOG=" + log)
+    rss_start = agent.proc_status()["VmRSS"]
+    names = agent.stage(args.big_count, "b")
+    t0 = time.monotonic()
+    for name in names:
+        agent.drop(name)
+    t1 = agent.wait_idle(1800)
+    with open(log) as f:
+        handled = [line.split()[0] for line in f]
+    leftovers = {d: len(os.listdir(os.path.join(agent.state, d))) for d in ("failed", "unhandled")}
+    rss_after = agent.proc_status()["VmRSS"]
+
+    # Idle: no wake-ups but the watchdog (none is asked for here), so no context switches at all.
+    time.sleep(1)
+    before = agent.proc_status()
+    time.sleep(args.idle_seconds)
+    after = agent.proc_status()
+    switches = sum(int(after[k]) - int(before[k]) for k in ("voluntary_ctxt_switches", "nonvoluntary_ctxt_switches"))
+    agent.stop()
+    return {
+        "burst": {"count": args.big_count, "handled": len(handled), "unique": len(set(handled)),
+                  "lost": args.big_count - len(set(handled)), "handled_twice": len(handled) - len(set(handled)),
+                  "failed": leftovers["failed"], "unhandled": leftovers["unhandled"],
+                  "seconds": round(t1 - t0, 2), "per_s": round(args.big_count / (t1 - t0))},
+        "idle": {"seconds": args.idle_seconds, "wakeups": switches, "rss_at_start": rss_start,
+                 "rss_after_burst": rss_after, "target_rss": "12 MB"},
+    }
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--inboxd", required=True)
+    parser.add_argument("--tools", required=True, help="directory with stamp and spawn-baseline")
+    parser.add_argument("--latency-count", type=int, default=300)
+    parser.add_argument("--burst-count", type=int, default=10000)
+    parser.add_argument("--big-count", type=int, default=50000)
+    parser.add_argument("--idle-seconds", type=int, default=10)
+    parser.add_argument("--only", choices=["latency", "throughput", "burst"])
+    parser.add_argument("--json", action="store_true")
+    args = parser.parse_args()
+    tools = {"stamp": os.path.join(args.tools, "stamp"), "baseline": os.path.join(args.tools, "spawn-baseline")}
+    results = {}
+    with tempfile.TemporaryDirectory(prefix="inboxd-bench-", dir="/var/tmp") as workdir:
+        args.workdir = workdir
+        if args.only in (None, "latency"):
+            print("latency: %d single arrivals..." % args.latency_count, file=sys.stderr)
+            results["latency"] = bench_latency(args, tools)
+        if args.only in (None, "throughput"):
+            print("throughput: a burst of %d files to /bin/true..." % args.burst_count, file=sys.stderr)
+            results["throughput"] = bench_throughput(args, tools)
+        if args.only in (None, "burst"):
+            print("burst: %d files at once, then %d s idle..." % (args.big_count, args.idle_seconds), file=sys.stderr)
+            results.update(bench_big_burst(args, tools))
+    if args.json:
+        print(json.dumps(results, indent=2))
+        return
+    if "latency" in results:
+        r = results["latency"]
+        print("arrival -> handler start (%d files): inboxd median %d us (p90 %d), posix_spawn median %d us (p90 %d): "
+              "%.2fx (target <= %.1fx)" % (r["count"], r["inboxd_median_us"], r["inboxd_p90_us"],
+                                           r["posix_spawn_median_us"], r["posix_spawn_p90_us"], r["ratio"], r["target_ratio"]))
+    if "throughput" in results:
+        r = results["throughput"]
+        print("burst throughput (%d files): inboxd %d files/s, two-worker posix_spawn %d/s: %.2fx (target >= %.1fx)"
+              % (r["count"], r["inboxd_per_s"], r["posix_spawn_2_workers_per_s"], r["ratio"], r["target_ratio"]))
+    if "burst" in results:
+        r = results["burst"]
+        print("%d-file burst: %d handled, %d lost, %d handled twice, %d failed, %d unhandled, %.1f s (%d files/s)"
+              % (r["count"], r["unique"], r["lost"], r["handled_twice"], r["failed"], r["unhandled"], r["seconds"], r["per_s"]))
+        r = results["idle"]
+        print("idle %d s: %d wake-ups; resident memory %s at start, %s after the burst (target <= %s)"
+              % (r["seconds"], r["wakeups"], r["rss_at_start"], r["rss_after_burst"], r["target_rss"]))
+
+
+if __name__ == "__main__":
+    main()
