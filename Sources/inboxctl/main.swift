@@ -1,1 +1,9 @@
-print("inboxctl")
+import Glibc
+import InboxCore
+import InboxSystem
+
+// inboxctl: the user's side of inboxd. This first version verifies registrations and
+// configuration files; sending, inspecting and status follow.
+
+let arguments = Array(CommandLine.arguments.dropFirst())
+exit(Inboxctl.run(arguments))

@@ -180,7 +180,7 @@ extension Agent {
         let selection = HandlerSelector.select(type: resolved.identifier, registrations: registrations.registrations,
                                                database: registrations.database, preferences: preferences)
         guard let chosen = selection.chosen else {
-            park(name, from: directory, shown: shown, id: id, type: resolved.identifier, sourceApp: metadata.sourceApp,
+            park(name, from: directory, shown: shown, id: id, type: resolved, sourceApp: metadata.sourceApp,
                  sourceUID: sourceUID)
             return
         }
@@ -217,16 +217,17 @@ extension Agent {
     }
 
     /// No handler for the type: kept intact in unhandled/ until a registration for it appears.
-    func park(_ name: [UInt8], from directory: Directory, shown: String, id: String, type: String,
+    func park(_ name: [UInt8], from directory: Directory, shown: String, id: String, type: ResolvedType,
               sourceApp: String?, sourceUID: UInt32) {
         if directory === unhandled { return }
         switch directory.moveUnique(name, to: unhandled, preferred: FileNames.sanitized(name)) {
         case .success(let newName):
-            logger.log(.info, "No handler for \(type); kept \(unhandled.child(newName))", event: .unhandled, fields: [
-                "INBOX_FILE": unhandled.child(newName), "INBOX_DELIVERY_ID": id, "INBOX_CONTENT_TYPE": type,
-                "INBOX_SOURCE_APP": sourceApp, "INBOX_SOURCE_UID": String(sourceUID)])
+            logger.log(.info, "No handler for \(type.identifier); kept \(unhandled.child(newName))", event: .unhandled, fields: [
+                "INBOX_FILE": unhandled.child(newName), "INBOX_DELIVERY_ID": id, "INBOX_CONTENT_TYPE": type.identifier,
+                "INBOX_TYPE_SOURCE": type.source.rawValue, "INBOX_SOURCE_APP": sourceApp,
+                "INBOX_SOURCE_UID": String(sourceUID)])
         case .failure(let error):
-            logger.log(.error, "No handler for \(type) and cannot move \(shown) to unhandled/: \(error)",
+            logger.log(.error, "No handler for \(type.identifier) and cannot move \(shown) to unhandled/: \(error)",
                        fields: ["INBOX_FILE": shown, "INBOX_DELIVERY_ID": id])
         }
     }

@@ -15,7 +15,7 @@ extension Agent {
             let removeError = container?.inbox.remove(Array(delivery.fileName.utf8)) ?? nil
             logger.log(.info, "\(delivery.handler) handled \(delivery.fileName)", event: .finished, fields: [
                 "INBOX_FILE": path, "INBOX_DELIVERY_ID": delivery.id, "INBOX_HANDLER": delivery.handler,
-                "INBOX_CONTENT_TYPE": delivery.contentType, "INBOX_SOURCE_APP": delivery.sourceApp,
+                "INBOX_CONTENT_TYPE": delivery.contentType, "INBOX_TYPE_SOURCE": delivery.typeSource.rawValue, "INBOX_SOURCE_APP": delivery.sourceApp,
                 "INBOX_SOURCE_UID": String(delivery.sourceUID), "INBOX_EXIT_STATUS": exitStatus,
                 "INBOX_DURATION_USEC": duration, "INBOX_ATTEMPT": String(delivery.attempts)])
             if let removeError {
@@ -25,7 +25,7 @@ extension Agent {
             logger.log(.warning, "\(delivery.handler) \(status) on \(delivery.fileName); retrying in \(Self.describe(delay))",
                        event: .retry, fields: [
                 "INBOX_FILE": path, "INBOX_DELIVERY_ID": delivery.id, "INBOX_HANDLER": delivery.handler,
-                "INBOX_CONTENT_TYPE": delivery.contentType, "INBOX_SOURCE_APP": delivery.sourceApp,
+                "INBOX_CONTENT_TYPE": delivery.contentType, "INBOX_TYPE_SOURCE": delivery.typeSource.rawValue, "INBOX_SOURCE_APP": delivery.sourceApp,
                 "INBOX_EXIT_STATUS": exitStatus, "INBOX_DURATION_USEC": duration,
                 "INBOX_ATTEMPT": String(delivery.attempts), "INBOX_REASON": status])
             // Failed attempts survive a restart; the attempt count is only written when one fails.
@@ -56,7 +56,7 @@ extension Agent {
             }
             logger.log(.warning, "\(delivery.handler) failed on \(delivery.fileName): \(reason)", event: .failed, fields: [
                 "INBOX_FILE": movedTo ?? path, "INBOX_DELIVERY_ID": delivery.id, "INBOX_HANDLER": delivery.handler,
-                "INBOX_CONTENT_TYPE": delivery.contentType, "INBOX_SOURCE_APP": delivery.sourceApp,
+                "INBOX_CONTENT_TYPE": delivery.contentType, "INBOX_TYPE_SOURCE": delivery.typeSource.rawValue, "INBOX_SOURCE_APP": delivery.sourceApp,
                 "INBOX_SOURCE_UID": String(delivery.sourceUID), "INBOX_EXIT_STATUS": exitStatus,
                 "INBOX_DURATION_USEC": duration, "INBOX_ATTEMPT": String(delivery.attempts), "INBOX_REASON": reason])
         }

@@ -1,0 +1,96 @@
+import Glibc
+import InboxCore
+import InboxSystem
+
+/// `inboxctl verify [PATH...]`: what the agent would say about these files, without the agent.
+enum VerifyCommand {
+    static let usage = "inboxctl verify [--handlers DIR]... [PATH...]"
+
+    static let help = """
+        OVERVIEW: Check registration files and configuration files without the agent.
+
+        Each problem is printed as 'file:line: message'; the exit status is 1 when any file
+        has an error. A PATH may be a *.handler registration, a directory of them,
+        defaults.conf or inboxd.conf. With no PATH, the handlers.d search path is checked
+        (or the --handlers directories).
+
+        USAGE: \(usage)
+
+        OPTIONS:
+          --handlers DIR          Check the registrations in DIR (repeatable)
+          -h, --help              Show help information
+
+        """
+
+    static func run(_ arguments: [String]) -> CInt {
+        var paths: [String] = []
+        var directories: [String] = []
+        var index = 0
+        var onlyPaths = false
+        while index < arguments.count {
+            let token = arguments[index]
+            index += 1
+            if onlyPaths || !token.hasPrefix("-") || token == "-" {
+                paths.append(token)
+            } else if token == "--" {
+                onlyPaths = true
+            } else if token == "-h" || token == "--help" {
+                Inboxctl.write(help, to: 1)
+                return 0
+            } else if token == "--handlers" || token.hasPrefix("--handlers=") {
+                if token.hasPrefix("--handlers=") {
+                    directories.append(String(token.dropFirst("--handlers=".count)))
+                } else if index < arguments.count {
+                    directories.append(arguments[index])
+                    index += 1
+                } else {
+                    return Inboxctl.usageError("missing value for '--handlers'", usage: usage,
+                                               helpCommand: "inboxctl help verify")
+                }
+            } else {
+                return Inboxctl.usageError("unknown option '\(token)'", usage: usage, helpCommand: "inboxctl help verify")
+            }
+        }
+        if paths.isEmpty {
+            let searchPath = directories.isEmpty ? AgentSettings.systemHandlerDirectories : directories
+            return report(RegistrationLoader.load(directories: searchPath).diagnostics, checked: "the handlers.d search path")
+        }
+        var diagnostics: [Diagnostic] = []
+        for path in paths {
+            diagnostics += check(path)
+        }
+        return report(diagnostics, checked: paths.count == 1 ? paths[0] : "\(paths.count) paths")
+    }
+
+    static func check(_ path: String) -> [Diagnostic] {
+        var st = stat()
+        if stat(path, &st) == 0 && (st.st_mode & S_IFMT) == S_IFDIR {
+            return RegistrationLoader.load(directories: [path]).diagnostics
+        }
+        let name = path.split(separator: "/").last.map(String.init) ?? path
+        switch readBounded(path, limit: RegistrationParser.maximumSize) {
+        case .failure(let error):
+            return [Diagnostic(.error, at: SourceLocation(file: path, line: 1), error.description)]
+        case .success(let bytes):
+            if name.hasSuffix(".handler") {
+                let parsed = RegistrationParser.parse(bytes, path: path)
+                let declarations = (parsed.registration?.exportedTypes ?? []) + (parsed.registration?.importedTypes ?? [])
+                return parsed.diagnostics + TypeDatabase.builtin.adding(declarations).diagnostics
+            }
+            if name == "defaults.conf" { return ConfigurationParser.parseDefaults(bytes, path: path).diagnostics }
+            if name.hasSuffix(".conf") { return ConfigurationParser.parseAgent(bytes, path: path).diagnostics }
+            return [Diagnostic(.error, at: SourceLocation(file: path, line: 1),
+                               "not a registration (*.handler), defaults.conf or inboxd.conf")]
+        }
+    }
+
+    static func report(_ diagnostics: [Diagnostic], checked: String) -> CInt {
+        for diagnostic in diagnostics { Inboxctl.write(diagnostic.description + "\n", to: 1) }
+        let errors = diagnostics.filter { $0.severity == .error }.count
+        if errors > 0 {
+            Inboxctl.write("\(checked): \(errors) error(s)\n", to: 2)
+            return 1
+        }
+        return 0
+    }
+}
