@@ -81,8 +81,10 @@ final class AgentHarness: @unchecked Sendable {
         try FileManager.default.moveItem(at: temporary, to: url)
     }
 
-    /// Starts inboxd on this world's directories.
-    func start(_ extraArguments: [String] = [], config: String? = nil) throws {
+    /// Starts inboxd on this world's directories; `environment` adds to (or replaces) the test's own variables.
+    /// `waitForStatus: false` returns as soon as the process runs (a test that watches start-up itself).
+    func start(_ extraArguments: [String] = [], config: String? = nil, environment: [String: String] = [:],
+               waitForStatus: Bool = true) throws {
         var arguments = ["--inbox", inbox.path, "--handlers", handlers.path, "--state", state.path,
                          "--runtime-dir", runtime.path, "--defaults", root.appendingPathComponent("defaults.conf").path]
         if let config {
@@ -93,10 +95,14 @@ final class AgentHarness: @unchecked Sendable {
         let process = Process()
         process.executableURL = Binaries.inboxd
         process.arguments = arguments + extraArguments
+        if !environment.isEmpty {
+            process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
+        }
         process.standardError = stderrPipe
         process.standardOutput = FileHandle.nullDevice
         try process.run()
         self.process = process
+        guard waitForStatus else { return }
         // The status file appears once every watch is in place.
         try waitUntil("the agent is ready") { FileManager.default.fileExists(atPath: self.runtime.appendingPathComponent("status.json").path) }
     }
