@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import Testing
 
 /// A temporary world for one agent: Inbox, state, runtime and handlers.d directories, the
@@ -100,8 +101,12 @@ final class AgentHarness: @unchecked Sendable {
         }
         process.standardError = stderrPipe
         process.standardOutput = FileHandle.nullDevice
+        // pid_max is 32768 here and a test run starts tens of thousands of processes: an earlier
+        // agent may have had this pid. Queries by _PID only look past this point of the journal.
+        let cursor = Journal.currentCursor()
         try process.run()
         self.process = process
+        Journal.remember(pid: process.processIdentifier, after: cursor)
         guard waitForStatus else { return }
         // The status file appears once every watch is in place.
         try waitUntil("the agent is ready") { FileManager.default.fileExists(atPath: self.runtime.appendingPathComponent("status.json").path) }
@@ -205,14 +210,38 @@ func run(_ executable: String, _ arguments: [String], environment: [String: Stri
 enum Journal {
     /// A journald is listening (CI starts one; see scripts/journald).
     static let available: Bool = {
-        var st = stat()
-        return lstat("/run/systemd/journal/socket", &st) == 0 && FileManager.default.fileExists(atPath: "/usr/bin/journalctl")
+        // The socket file outlives a journald that exited; /proc/net/unix lists only bound sockets.
+        let bound = (try? String(contentsOfFile: "/proc/net/unix", encoding: .utf8))?
+            .split(separator: "\n").contains { $0.hasSuffix(" /run/systemd/journal/socket") } ?? false
+        return bound && FileManager.default.fileExists(atPath: "/usr/bin/journalctl")
     }()
 
     static let unavailableReason = "no journald is running (start one with scripts/journald start)"
 
+    private static let cursors = Mutex<[Int32: String]>([:])
+
+    /// The journal's current end, as a cursor; nil when the journal is empty.
+    static func currentCursor() -> String? {
+        guard let result = try? run("/usr/bin/journalctl", ["--no-pager", "-n", "1", "-o", "cat", "--show-cursor"]) else {
+            return nil
+        }
+        return result.stdout.split(separator: "\n").last { $0.hasPrefix("-- cursor: ") }
+            .map { String($0.dropFirst("-- cursor: ".count)) }
+    }
+
+    /// Entries matched by `_PID=pid` must come after `cursor` (see AgentHarness.start).
+    static func remember(pid: Int32, after cursor: String?) {
+        cursors.withLock { $0[pid] = cursor }
+    }
+
     static func entries(_ matches: [String]) -> [[String: Any]] {
-        guard let result = try? run("/usr/bin/journalctl", ["--no-pager", "-o", "json"] + matches) else { return [] }
+        var arguments = ["--no-pager", "-o", "json"]
+        if let pidMatch = matches.first(where: { $0.hasPrefix("_PID=") }), let pid = Int32(pidMatch.dropFirst(5)),
+           let cursor = cursors.withLock({ $0[pid] }) {
+            // --cursor, not --after-cursor: journalctl 252 with matches skips the first match after the cursor.
+            arguments.append("--cursor=\(cursor)")
+        }
+        guard let result = try? run("/usr/bin/journalctl", arguments + matches) else { return [] }
         return result.stdout.split(separator: "\n").compactMap { line in
             (try? JSONSerialization.jsonObject(with: Data(line.utf8))) as? [String: Any]
         }

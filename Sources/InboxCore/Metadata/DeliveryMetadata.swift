@@ -6,7 +6,9 @@ public struct DeliveryMetadata: Sendable, Hashable {
     /// A unique identifier for this delivery, stable across attempts.
     public var deliveryID: String
     /// The file's path in the handler's Inbox.
-    public var path: String
+    public var path: String { didSet { url = fileURL(forPath: path) } }
+    /// `path` as a file:// URL, kept in step with it (it goes into the environment and the stdin document).
+    public private(set) var url: String
     /// The file's name as it arrived.
     public var name: String
     /// The file's UTI.
@@ -32,6 +34,7 @@ public struct DeliveryMetadata: Sendable, Hashable {
                 documents: String, handler: String) {
         self.deliveryID = deliveryID
         self.path = path
+        self.url = fileURL(forPath: path)
         self.name = name
         self.contentType = contentType
         self.contentTypes = contentTypes
@@ -48,7 +51,7 @@ public struct DeliveryMetadata: Sendable, Hashable {
     public func environment() -> [String] {
         var environment = [
             "INBOX_FILE=" + path,
-            "INBOX_URL=" + fileURL(forPath: path),
+            "INBOX_URL=" + url,
             "INBOX_NAME=" + name,
             "INBOX_CONTENT_TYPE=" + contentType,
             "INBOX_CONTENT_TYPES=" + contentTypes.joined(separator: " "),
@@ -72,7 +75,7 @@ public struct DeliveryMetadata: Sendable, Hashable {
         let optional: (String?) -> String = { $0.map(JSON.quote) ?? "null" }
         var text = "{"
         text += "\"file\":" + JSON.quote(path)
-        text += ",\"url\":" + JSON.quote(fileURL(forPath: path))
+        text += ",\"url\":" + JSON.quote(url)
         text += ",\"name\":" + JSON.quote(name)
         text += ",\"contentType\":" + JSON.quote(contentType)
         text += ",\"contentTypes\":[" + contentTypes.map(JSON.quote).joined(separator: ",") + "]"

@@ -39,4 +39,15 @@ public enum JournalEvent: String, Sendable, CaseIterable {
 public enum LogPriority: Int, Sendable, Comparable {
     case error = 3, warning = 4, notice = 5, info = 6, debug = 7
     public static func < (a: LogPriority, b: LogPriority) -> Bool { a.rawValue > b.rawValue }
+
+    /// The journal's PRIORITY= value.
+    var digit: String {
+        switch self {
+        case .error: "3"
+        case .warning: "4"
+        case .notice: "5"
+        case .info: "6"
+        case .debug: "7"
+        }
+    }
 }

@@ -34,32 +34,26 @@ public final class Logger {
     public func log(_ priority: LogPriority, _ message: String, event: JournalEvent? = nil,
                     fields: KeyValuePairs<String, String?> = [:]) {
         guard isEnabled(priority) else { return }
-        var entries: [(String, String)] = []
-        entries.reserveCapacity(fields.count + 5)
-        entries.append(("MESSAGE", message))
-        entries.append(("PRIORITY", String(priority.rawValue)))
-        entries.append(("SYSLOG_IDENTIFIER", identifier))
+        var entry = JournalEntry()
+        entry.append("MESSAGE", message)
+        entry.append("PRIORITY", priority.digit)
+        entry.append("SYSLOG_IDENTIFIER", identifier)
         if let event {
-            entries.append(("MESSAGE_ID", event.messageID))
-            if event.isDeliveryEvent { entries.append(("INBOX_EVENT", event.rawValue)) }
+            entry.append("MESSAGE_ID", event.messageID)
+            if event.isDeliveryEvent { entry.append("INBOX_EVENT", event.rawValue) }
         }
-        for (key, value) in fields { if let value { entries.append((key, value)) } }
-        switch target {
-        case .journal:
-            if !sendToJournal(entries) { writeLine(message, entries) }
-        case .stderr, .auto:
-            writeLine(message, entries)
+        for (key, value) in fields { if let value { entry.append(key, value) } }
+        if target == .journal && entry.send() { return }
+        var details: [(String, String)] = []
+        for (key, value) in fields {
+            if let value, key.hasPrefix("INBOX_") || key.hasPrefix("CONFIG_") { details.append((key, value)) }
         }
+        if let event, event.isDeliveryEvent { details.insert(("INBOX_EVENT", event.rawValue), at: 0) }
+        writeLine(message, details)
     }
 
-    private func sendToJournal(_ entries: [(String, String)]) -> Bool {
-        let strings = entries.map { "\($0.0)=\($0.1)" }
-        return withIOVectors(strings) { iov in sys_sd_journal_sendv(iov.baseAddress!, CInt(iov.count)) >= 0 }
-    }
-
-    private func writeLine(_ message: String, _ entries: [(String, String)]) {
+    private func writeLine(_ message: String, _ details: [(String, String)]) {
         var line = "\(identifier): \(message)"
-        let details = entries.filter { $0.0.hasPrefix("INBOX_") || $0.0.hasPrefix("CONFIG_") }
         if !details.isEmpty {
             line += " [" + details.map { "\($0.0)=\($0.1)" }.joined(separator: " ") + "]"
         }
@@ -98,22 +92,34 @@ public final class Logger {
     }
 }
 
-/// Builds `iovec`s over one contiguous UTF-8 copy of the strings for the length of `body`.
-func withIOVectors<R>(_ strings: [String], _ body: (UnsafeBufferPointer<iovec>) -> R) -> R {
-    var storage: [UInt8] = []
-    var ranges: [Range<Int>] = []
-    ranges.reserveCapacity(strings.count)
-    for string in strings {
-        let start = storage.count
-        storage.append(contentsOf: string.utf8)
-        ranges.append(start..<storage.count)
+/// One journal entry as `KEY=value` fields in one buffer, sent with one sd_journal_sendv(3).
+struct JournalEntry {
+    private var bytes: [UInt8] = []
+    private var ranges: [Range<Int>] = []
+
+    init() {
+        bytes.reserveCapacity(512)
+        ranges.reserveCapacity(16)
     }
-    return storage.withUnsafeMutableBytes { bytes in
-        withUnsafeTemporaryAllocation(of: iovec.self, capacity: ranges.count) { iov in
-            for (index, range) in ranges.enumerated() {
-                iov[index] = iovec(iov_base: bytes.baseAddress! + range.lowerBound, iov_len: range.count)
+
+    mutating func append(_ key: String, _ value: String) {
+        let start = bytes.count
+        bytes.append(contentsOf: key.utf8)
+        bytes.append(UInt8(ascii: "="))
+        bytes.append(contentsOf: value.utf8)
+        ranges.append(start..<bytes.count)
+    }
+
+    /// false when journald could not take it (no socket, or the message was refused).
+    mutating func send() -> Bool {
+        let ranges = ranges
+        return bytes.withUnsafeMutableBytes { buffer in
+            withUnsafeTemporaryAllocation(of: iovec.self, capacity: ranges.count) { iov in
+                for (index, range) in ranges.enumerated() {
+                    iov[index] = iovec(iov_base: buffer.baseAddress! + range.lowerBound, iov_len: range.count)
+                }
+                return sys_sd_journal_sendv(iov.baseAddress!, CInt(ranges.count)) >= 0
             }
-            return body(UnsafeBufferPointer(iov))
         }
     }
 }
