@@ -81,9 +81,11 @@ extension Agent {
             conclude(delivery, outcome: .spawnFailed("\(error)"), started: started)
             return
         }
+        // The event loop watches the child through a pidfd of its own; ours is not needed.
+        process.pidfd.close()
         let run = RunningDelivery(delivery: delivery, pid: process.pid, started: started, startedRealtime: Self.realtimeMicroseconds())
         do {
-            let source = try loop.addChild(pidfd: process.pidfd) { [unowned self] status in
+            let source = try loop.addChild(pid: process.pid) { [unowned self] status in
                 self.childExited(delivery.id, status: status)
             }
             source.setPriority(Priority.childExit)
@@ -93,7 +95,6 @@ extension Agent {
             _ = kill(process.pid, SIGKILL)
             var status: CInt = 0
             _ = waitpid(process.pid, &status, 0)
-            process.pidfd.close()
             conclude(delivery, outcome: .spawnFailed("\(error)"), started: started)
             return
         }

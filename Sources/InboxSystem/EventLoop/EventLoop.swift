@@ -78,6 +78,20 @@ public final class EventLoop {
         return try EventSource.make(source, box: box, result: result, operation: "sd_event_add_signal")
     }
 
+    /// Calls `handler` with the exit status once child `pid` exits; sd-event then reaps it. sd-event
+    /// watches it through a pidfd of its own (pidfd_open(2)), which is cheaper than handing it ours:
+    /// given a pidfd it reads /proc/self/fdinfo to learn the pid (four syscalls on every launch).
+    public func addChild(pid: pid_t, _ handler: @escaping (ChildStatus) -> Void) throws(SystemError) -> EventSource {
+        let box = CallbackBox(.child(handler))
+        var source: OpaquePointer?
+        let result = sd_event_add_child(event, &source, pid, WEXITED, { _, info, userdata in
+            guard let info else { return 0 }
+            CallbackBox.from(userdata).fireChild(ChildStatus(info.pointee))
+            return 0
+        }, box.opaque)
+        return try EventSource.make(source, box: box, result: result, operation: "sd_event_add_child")
+    }
+
     /// Calls `handler` with the exit status once the child behind `pidfd` exits; sd-event then reaps it.
     /// The source takes ownership of the pidfd and closes it when released.
     public func addChild(pidfd: FileDescriptor,
