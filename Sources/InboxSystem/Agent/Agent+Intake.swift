@@ -49,6 +49,7 @@ extension Agent {
             budget -= 1
         }
         launchReady()
+        flushStamps()
         updateIntakePump()
         writeStatusSoon()
     }
@@ -98,9 +99,23 @@ extension Agent {
             logger.log(.warning, "Cannot take \(displayName(name)): \(error)", event: .rejected,
                        fields: ["INBOX_FILE": inbox.child(displayName(name))])
         case .opened(let file):
-            defer { file.descriptor.close() }
+            // The descriptor stays open until the delivery is stamped (see flushStamps).
             route(name, file: file, from: inbox, fresh: true)
         }
+    }
+
+    /// Writes the agent's attribute on fresh arrivals, after their handlers were started: any
+    /// `user.inboxd.` attributes a sender set are removed, the delivery id and source uid recorded.
+    func flushStamps() {
+        for (file, value) in pendingStamps {
+            let attributes = ExtendedAttributes(file)
+            for key in attributes.names() where key.hasPrefix(AgentAttribute.prefix) && key != AgentAttribute.delivery {
+                attributes.remove(key)
+            }
+            attributes.write(AgentAttribute.delivery, value)
+            file.close()
+        }
+        pendingStamps.removeAll(keepingCapacity: true)
     }
 
     /// A symlink, FIFO, device, socket, directory or hard link: renamed into failed/ without
@@ -123,7 +138,7 @@ extension Agent {
     func senderMetadata(_ attributes: ExtendedAttributes, shown: String) -> (sourceApp: String?, annotation: [UInt8]?,
                                                                             contentType: String?) {
         var sourceApp: String?
-        switch attributes.read(SenderAttribute.sourceApp, limit: MetadataLimits.sourceAppBytes) {
+        switch attributes.read(SenderAttribute.sourceApp, limit: MetadataLimits.sourceAppBytes, scratch: scratch) {
         case .value(let bytes):
             if let text = String(validating: bytes, as: UTF8.self), SourceApplication.isValid(text) {
                 sourceApp = text
@@ -135,7 +150,7 @@ extension Agent {
         case .absent, .failed: break
         }
         var annotation: [UInt8]?
-        switch attributes.read(SenderAttribute.annotation, limit: MetadataLimits.annotationBytes) {
+        switch attributes.read(SenderAttribute.annotation, limit: MetadataLimits.annotationBytes, scratch: scratch) {
         case .value(let bytes):
             if let problem = JSON.validate(bytes) {
                 logger.log(.warning, "Annotation on \(shown) is not valid JSON (\(problem)); delivering without it",
@@ -162,10 +177,9 @@ extension Agent {
         var attempts = 0
         let sourceUID: UInt32
         if fresh {
-            for key in attributes.names() where key.hasPrefix(AgentAttribute.prefix) { attributes.remove(key) }
             id = Self.newDeliveryID()
             sourceUID = file.status.st_uid
-            attributes.write(AgentAttribute.delivery, "\(id) \(sourceUID)")
+            pendingStamps.append((file.descriptor, "\(id) \(sourceUID)"))
         } else {
             let stored = Self.storedDelivery(attributes)
             id = stored.id ?? Self.newDeliveryID()
@@ -207,7 +221,8 @@ extension Agent {
             nextSequence += 1
             queue.append(Delivery(id: id, handler: chosen.handler, fileName: newName, contentType: resolved.identifier,
                                   typeSource: resolved.source, sourceApp: metadata.sourceApp, sourceUID: sourceUID,
-                                  annotation: metadata.annotation, attempts: attempts, sequence: nextSequence))
+                                  annotation: metadata.annotation, attempts: attempts, sequence: nextSequence,
+                                  justMoved: true))
         case .failure(let error):
             logger.log(.error, "Cannot move \(shown) into \(container.inbox.path): \(error); it stays where it is",
                        fields: ["INBOX_FILE": shown, "INBOX_HANDLER": chosen.handler, "INBOX_DELIVERY_ID": id])

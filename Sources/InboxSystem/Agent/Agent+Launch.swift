@@ -27,7 +27,12 @@ extension Agent {
             return
         }
         let path = container.inbox.child(delivery.fileName)
-        // The container Inbox is the agent's; one lstat tells the file is still there and still a file.
+        // The container Inbox is the agent's; one lstat tells the file is still there and still a file
+        // (not needed for a file this iteration moved there itself).
+        if delivery.justMoved {
+            delivery.attempts += 1
+            delivery.justMoved = false
+        } else {
         switch try? container.inbox.status(of: Array(delivery.fileName.utf8)) {
         case let st? where EntryKind(mode: st.st_mode) == .regular:
             delivery.attempts += 1
@@ -38,6 +43,7 @@ extension Agent {
             logger.log(.warning, "\(path) vanished before its handler started", event: .removed,
                        fields: ["INBOX_FILE": path, "INBOX_HANDLER": delivery.handler, "INBOX_DELIVERY_ID": delivery.id])
             return
+        }
         }
 
         let metadata = DeliveryMetadata(

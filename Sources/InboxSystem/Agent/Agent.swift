@@ -43,6 +43,12 @@ public final class Agent {
     var reloadTimer: EventSource?
     var signalSources: [EventSource] = []
 
+    /// Fresh arrivals whose agent attributes are written once their handler has been started:
+    /// recovery needs them, the handler's start does not wait for them.
+    var pendingStamps: [(file: FileDescriptor, value: String)] = []
+    /// Room for the largest attribute read (the annotation), allocated once.
+    let scratch = UnsafeMutableRawBufferPointer.allocate(byteCount: MetadataLimits.annotationBytes + 1, alignment: 8)
+
     // Deliveries.
     var queue = DeliveryQueue()
     var running: [String: RunningDelivery] = [:]
@@ -71,6 +77,8 @@ public final class Agent {
         failed = try state.subdirectory("failed", mode: 0o700)
         unhandled = try state.subdirectory("unhandled", mode: 0o700)
     }
+
+    deinit { scratch.deallocate() }
 
     /// Sets everything up, announces READY=1 and runs until stopped; returns the exit status.
     public func run() throws(SystemError) -> CInt {

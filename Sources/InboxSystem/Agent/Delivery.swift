@@ -16,6 +16,8 @@ struct Delivery {
     var attempts: Int
     /// FIFO order across all handlers.
     var sequence: UInt64
+    /// Moved into the container Inbox by this loop iteration: no need to look for it again at launch.
+    var justMoved = false
 }
 
 /// The agent's own attributes on files it holds. Any a sender set are removed at intake.

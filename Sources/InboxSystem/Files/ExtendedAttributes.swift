@@ -15,17 +15,23 @@ public struct ExtendedAttributes {
     }
 
     /// Reads one attribute if it is at most `limit` bytes: one fgetxattr(2) into scratch space of
-    /// that size; only an oversized value costs a second call, to say how large it is.
-    public func read(_ name: String, limit: Int) -> ReadResult {
-        withUnsafeTemporaryAllocation(byteCount: max(limit, 1), alignment: 1) { buffer in
-            let count = sys_fgetxattr(descriptor.rawValue, name, buffer)
-            if count >= 0 { return .value(Array(UnsafeRawBufferPointer(rebasing: buffer[0..<count]))) }
-            let error = Errno.current
-            switch error {
-            case .noData, .notSupported: return .absent
-            case .rangeError: return .tooLarge(max(sys_fgetxattr(descriptor.rawValue, name, nil), limit + 1))
-            default: return .failed(error)
-            }
+    /// that size (the caller's, when it keeps one, else a temporary one); only an oversized value
+    /// costs a second call, to say how large it is.
+    public func read(_ name: String, limit: Int, scratch: UnsafeMutableRawBufferPointer? = nil) -> ReadResult {
+        if let scratch, scratch.count >= limit {
+            return read(name, into: UnsafeMutableRawBufferPointer(rebasing: scratch[0..<max(limit, 1)]), limit: limit)
+        }
+        return withUnsafeTemporaryAllocation(byteCount: max(limit, 1), alignment: 1) { read(name, into: $0, limit: limit) }
+    }
+
+    private func read(_ name: String, into buffer: UnsafeMutableRawBufferPointer, limit: Int) -> ReadResult {
+        let count = sys_fgetxattr(descriptor.rawValue, name, buffer)
+        if count >= 0 { return .value(Array(UnsafeRawBufferPointer(rebasing: buffer[0..<count]))) }
+        let error = Errno.current
+        switch error {
+        case .noData, .notSupported: return .absent
+        case .rangeError: return .tooLarge(max(sys_fgetxattr(descriptor.rawValue, name, nil), limit + 1))
+        default: return .failed(error)
         }
     }
 
