@@ -5,20 +5,16 @@ import Glibc
 /// document fits in the pipe's buffer (the usual case, and cheaper), else a sealed memory file.
 /// Either way the agent never blocks on a handler that does not read its stdin.
 public func makeStandardInput(name: String, contents: [UInt8]) throws(SystemError) -> FileDescriptor {
-    // pipe(7): 64 KiB by default, but as little as one page once a user exceeds pipe-user-pages-soft,
-    // so the write end is non-blocking and a short write falls back to the memory file.
-    if contents.count <= 4096 {
+    // pipe(7): 64 KiB by default, and never less than one page even past pipe-user-pages-soft; a write
+    // of at most PIPE_BUF (4096) bytes into an empty pipe is whole and never blocks. Larger documents
+    // go to a memory file.
+    if contents.count <= Int(PIPE_BUF) {
         var ends: [CInt] = [-1, -1]
-        if inbox_pipe2(&ends, O_CLOEXEC | O_NONBLOCK) == 0 {
+        if inbox_pipe2(&ends, O_CLOEXEC) == 0 {
             let reader = FileDescriptor(rawValue: ends[0]), writer = FileDescriptor(rawValue: ends[1])
             defer { writer.close() }
             let written = contents.withUnsafeBytes { write(writer.rawValue, $0.baseAddress, $0.count) }
-            if written == contents.count {
-                // The handler's end must block as usual: O_NONBLOCK is per open file, and only the
-                // write end, which the handler never sees, was meant to have it.
-                _ = fcntl(reader.rawValue, F_SETFL, 0)
-                return reader
-            }
+            if written == contents.count { return reader }
             reader.close()
         }
     }
