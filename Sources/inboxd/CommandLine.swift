@@ -102,22 +102,6 @@ struct AgentCommandLine {
 
     /// A known option within two edits of a mistyped one.
     static func closest(_ name: String) -> String? {
-        options.union(["--help", "--version"]).map { ($0, editDistance($0, name)) }
-            .filter { $0.1 <= 2 }.min { $0.1 < $1.1 }?.0
-    }
-
-    static func editDistance(_ a: String, _ b: String) -> Int {
-        let a = Array(a), b = Array(b)
-        var row = Array(0...b.count)
-        for i in 1...max(a.count, 1) where !a.isEmpty {
-            var previous = row[0]
-            row[0] = i
-            for j in 1...max(b.count, 1) where !b.isEmpty {
-                let saved = row[j]
-                row[j] = min(row[j] + 1, row[j - 1] + 1, previous + (a[i - 1] == b[j - 1] ? 0 : 1))
-                previous = saved
-            }
-        }
-        return row[b.count]
+        Spelling.closest(to: name, among: options.union(["--help", "--version"]))
     }
 }

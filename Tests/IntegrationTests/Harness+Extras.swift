@@ -16,14 +16,14 @@ extension AgentHarness {
         return url
     }
 
-    /// The text of a registration running `exec`, with OUTPUT_DIR in its environment.
+    /// The text of a registration running `exec`, with OUTPUT_DIR (and `environment`) in its environment.
     func registrationText(_ identifier: String, exec: String, contentTypes: String, rank: String = "Default",
-                          extraHandler: String = "", extraSections: String = "") -> String {
+                          environment: String = "", extraHandler: String = "", extraSections: String = "") -> String {
         """
         [Handler]
         Identifier=\(identifier)
         Exec=\(exec)
-        Environment=OUTPUT_DIR=\(output.path)
+        Environment=OUTPUT_DIR=\(output.path) \(environment)
         \(extraHandler)
 
         [DocumentType]

@@ -57,22 +57,11 @@ final class AgentHarness: @unchecked Sendable {
     /// Writes `handlers.d/<id>.handler` running the recorder, plus any extra sections.
     func register(_ identifier: String, contentTypes: String, rank: String = "Default", exit: Int = 0,
                   sleep: String? = nil, extraHandler: String = "", extraSections: String = "") throws {
-        var environment = "Environment=OUTPUT_DIR=\(output.path) EXIT_CODE=\(exit)"
+        var environment = "EXIT_CODE=\(exit)"
         if let sleep { environment += " SLEEP=\(sleep)" }
-        let text = """
-            [Handler]
-            Identifier=\(identifier)
-            Exec=\(recorderURL.path) --file %f --type %t --source %s
-            \(environment)
-            \(extraHandler)
-
-            [DocumentType]
-            Name=Test documents
-            ContentTypes=\(contentTypes)
-            Rank=\(rank)
-
-            \(extraSections)
-            """
+        let text = registrationText(identifier, exec: "\(recorderURL.path) --file %f --type %t --source %s",
+                                    contentTypes: contentTypes, rank: rank, environment: environment,
+                                    extraHandler: extraHandler, extraSections: extraSections)
         try write(text, to: handlers.appendingPathComponent("\(identifier).handler"))
     }
 
