@@ -9,40 +9,33 @@ public enum ConfigurationParser {
     /// MaxAttempts=, RetryDelaySec= (time span), TimeoutSec=. Paths must be absolute.
     public static func parseAgent(_ bytes: [UInt8], path: String) -> (configuration: AgentConfiguration,
                                                                        diagnostics: [Diagnostic]) {
-        let document = INILexer.lex(bytes, path: path, maximumSize: maximumSize)
-        var sink = DiagnosticSink(path: path, diagnostics: document.diagnostics)
+        var sink = DiagnosticSink(path: path, diagnostics: [])
         var configuration = AgentConfiguration()
-        for section in document.sections {
-            guard section.name == "Agent" else {
-                unknownSection(section, sink: &sink)
-                continue
-            }
-            for entry in section.entries {
-                let value = entry.value
-                switch entry.key {
-                case "Inbox":
-                    if value.isEmpty { configuration.inboxes.removeAll() }
-                    else if let path = absolutePath(entry, sink: &sink) { configuration.inboxes.append(path) }
-                case "HandlersDirectory":
-                    if value.isEmpty { configuration.handlerDirectories.removeAll() }
-                    else if let path = absolutePath(entry, sink: &sink) { configuration.handlerDirectories.append(path) }
-                case "StateDirectory":
-                    configuration.stateDirectory = value.isEmpty ? nil : absolutePath(entry, sink: &sink)
-                case "MaxConcurrent":
-                    configuration.maxConcurrent = positiveInteger(entry, sink: &sink)
-                case "MaxAttempts":
-                    configuration.maxAttempts = positiveInteger(entry, sink: &sink)
-                case "RetryDelaySec":
-                    let span = timeSpan(entry, sink: &sink)
-                    if span.disabled { sink.error(entry.line, "RetryDelaySec= must be finite") }
-                    configuration.retryDelay = span.duration
-                case "TimeoutSec":
-                    let span = timeSpan(entry, sink: &sink)
-                    configuration.defaultTimeout = span.duration
-                    configuration.defaultTimeoutDisabled = span.disabled
-                default:
-                    sink.unknownKey(entry, in: section.name)
-                }
+        for entry in entries(of: "Agent", in: bytes, path: path, sink: &sink) {
+            let value = entry.value
+            switch entry.key {
+            case "Inbox":
+                if value.isEmpty { configuration.inboxes.removeAll() }
+                else if let path = absolutePath(entry, sink: &sink) { configuration.inboxes.append(path) }
+            case "HandlersDirectory":
+                if value.isEmpty { configuration.handlerDirectories.removeAll() }
+                else if let path = absolutePath(entry, sink: &sink) { configuration.handlerDirectories.append(path) }
+            case "StateDirectory":
+                configuration.stateDirectory = value.isEmpty ? nil : absolutePath(entry, sink: &sink)
+            case "MaxConcurrent":
+                configuration.maxConcurrent = positiveInteger(entry, sink: &sink)
+            case "MaxAttempts":
+                configuration.maxAttempts = positiveInteger(entry, sink: &sink)
+            case "RetryDelaySec":
+                let span = timeSpan(entry, sink: &sink)
+                if span.disabled { sink.error(entry.line, "RetryDelaySec= must be finite") }
+                configuration.retryDelay = span.duration
+            case "TimeoutSec":
+                let span = timeSpan(entry, sink: &sink)
+                configuration.defaultTimeout = span.duration
+                configuration.defaultTimeoutDisabled = span.disabled
+            default:
+                sink.unknownKey(entry, in: "Agent")
             }
         }
         return (configuration, sink.sorted)
@@ -51,29 +44,34 @@ public enum ConfigurationParser {
     /// defaults.conf: [Defaults] lines `UTI=handler-id` (any key is a UTI here; an empty value removes it).
     public static func parseDefaults(_ bytes: [UInt8], path: String) -> (preferences: HandlerPreferences,
                                                                           diagnostics: [Diagnostic]) {
-        let document = INILexer.lex(bytes, path: path, maximumSize: maximumSize)
-        var sink = DiagnosticSink(path: path, diagnostics: document.diagnostics)
+        var sink = DiagnosticSink(path: path, diagnostics: [])
         var preferences = HandlerPreferences()
-        for section in document.sections {
-            guard section.name == "Defaults" else {
-                unknownSection(section, sink: &sink)
+        for entry in entries(of: "Defaults", in: bytes, path: path, sink: &sink) where !entry.key.hasPrefix("X-") {
+            guard IdentifierSyntax.isValid(entry.key) else {
+                sink.error(entry.line, "invalid type identifier '\(entry.key.abbreviated)'")
                 continue
             }
-            for entry in section.entries where !entry.key.hasPrefix("X-") {
-                guard IdentifierSyntax.isValid(entry.key) else {
-                    sink.error(entry.line, "invalid type identifier '\(entry.key.abbreviated)'")
-                    continue
-                }
-                if entry.value.isEmpty {
-                    preferences.byType[entry.key] = nil
-                } else if IdentifierSyntax.isValid(entry.value) {
-                    preferences.byType[entry.key] = entry.value
-                } else {
-                    sink.error(entry.line, "invalid handler identifier '\(entry.value.abbreviated)'")
-                }
+            if entry.value.isEmpty {
+                preferences.byType[entry.key] = nil
+            } else if IdentifierSyntax.isValid(entry.value) {
+                preferences.byType[entry.key] = entry.value
+            } else {
+                sink.error(entry.line, "invalid handler identifier '\(entry.value.abbreviated)'")
             }
         }
         return (preferences, sink.sorted)
+    }
+
+    /// Lexes a file and returns the entries of its `[name]` sections; other sections are warned about.
+    private static func entries(of name: String, in bytes: [UInt8], path: String,
+                                sink: inout DiagnosticSink) -> [INIEntry] {
+        let document = INILexer.lex(bytes, path: path, maximumSize: maximumSize)
+        sink = DiagnosticSink(path: path, diagnostics: document.diagnostics)
+        var entries: [INIEntry] = []
+        for section in document.sections {
+            if section.name == name { entries += section.entries } else { unknownSection(section, sink: &sink) }
+        }
+        return entries
     }
 
     private static func unknownSection(_ section: INISection, sink: inout DiagnosticSink) {
