@@ -200,7 +200,7 @@ extension Agent {
         let selection = HandlerSelector.select(type: resolved.identifier, registrations: registrations.registrations,
                                                database: registrations.database, preferences: preferences)
         guard let chosen = selection.chosen else {
-            park(name, from: directory, shown: shown, id: id, type: resolved, sourceApp: metadata.sourceApp,
+            park(name, file: file, from: directory, shown: shown, id: id, type: resolved, sourceApp: metadata.sourceApp,
                  sourceUID: sourceUID)
             return
         }
@@ -215,9 +215,13 @@ extension Agent {
                        fields: ["INBOX_FILE": shown, "INBOX_HANDLER": chosen.handler])
             return
         }
-        handOver(file, to: container)
-        switch directory.moveUnique(name, to: container.inbox, preferred: cleanName) {
-        case .success(let newName):
+        handOver(file.descriptor, to: container)
+        switch relocate(name, file: file, from: directory, to: container.inbox, preferred: cleanName) {
+        case .success(let (newName, copy)):
+            if let copy {
+                handOver(copy, to: container)
+                adopt(copy, replacing: file.descriptor)
+            }
             nextSequence += 1
             queue.append(Delivery(id: id, handler: chosen.handler, fileName: newName, contentType: resolved.identifier,
                                   typeSource: resolved.source, sourceApp: metadata.sourceApp, sourceUID: sourceUID,
@@ -231,18 +235,53 @@ extension Agent {
 
     /// Makes the Inbox copy the agent's and readable by the handler's group only (DESIGN.md:
     /// the handler never owns its Inbox copy, so it cannot change its mode).
-    func handOver(_ file: OpenedFile, to container: Container) {
+    func handOver(_ file: FileDescriptor, to container: Container) {
         guard isRoot, case .success(let identity)? = identities[container.handler] else { return }
-        _ = fchown(file.descriptor.rawValue, 0, identity.gid)
-        _ = fchmod(file.descriptor.rawValue, 0o440)
+        _ = fchown(file.rawValue, 0, identity.gid)
+        _ = fchmod(file.rawValue, 0o440)
+    }
+
+    /// Moves an entry into `target` under a free name. Across filesystems (EXDEV) it copies the
+    /// open file instead, then removes the original, and returns the copy, open.
+    func relocate(_ name: [UInt8], file: OpenedFile, from directory: Directory, to target: Directory,
+                  preferred: String) -> Result<(String, FileDescriptor?), SystemError> {
+        switch directory.moveUnique(name, to: target, preferred: preferred) {
+        case .success(let newName):
+            return .success((newName, nil))
+        case .failure(.crossDevice):
+            switch directory.copyIn(file, to: target, preferred: preferred) {
+            case .success(let (newName, copy)):
+                // Only the very file that was copied is removed. (The Inbox is sticky, so only its
+                // sender could swap another in between this check and the unlink.)
+                if let st = try? directory.status(of: name), st.st_ino == file.status.st_ino, st.st_dev == file.status.st_dev {
+                    directory.remove(name)
+                }
+                return .success((newName, copy))
+            case .failure(let error):
+                return .failure(error)
+            }
+        case .failure(let error):
+            return .failure(SystemError("renameat2", path: target.child(preferred), errno: error))
+        }
+    }
+
+    /// A copy took the place of an arrival: its stamp goes on the copy; the original is closed.
+    func adopt(_ copy: FileDescriptor, replacing original: FileDescriptor) {
+        if let index = pendingStamps.lastIndex(where: { $0.file == original }) {
+            pendingStamps[index].file = copy
+            original.close()
+        } else {
+            copy.close()
+        }
     }
 
     /// No handler for the type: kept intact in unhandled/ until a registration for it appears.
-    func park(_ name: [UInt8], from directory: Directory, shown: String, id: String, type: ResolvedType,
-              sourceApp: String?, sourceUID: UInt32) {
+    func park(_ name: [UInt8], file: OpenedFile, from directory: Directory, shown: String, id: String,
+              type: ResolvedType, sourceApp: String?, sourceUID: UInt32) {
         if directory === unhandled { return }
-        switch directory.moveUnique(name, to: unhandled, preferred: FileNames.sanitized(name)) {
-        case .success(let newName):
+        switch relocate(name, file: file, from: directory, to: unhandled, preferred: FileNames.sanitized(name)) {
+        case .success(let (newName, copy)):
+            if let copy { adopt(copy, replacing: file.descriptor) }
             logger.log(.info, "No handler for \(type.identifier); kept \(unhandled.child(newName))", event: .unhandled, fields: [
                 "INBOX_FILE": unhandled.child(newName), "INBOX_DELIVERY_ID": id, "INBOX_CONTENT_TYPE": type.identifier,
                 "INBOX_TYPE_SOURCE": type.source.rawValue, "INBOX_SOURCE_APP": sourceApp,
