@@ -24,7 +24,7 @@ let package = Package(
         .executableTarget(name: "inboxctl", dependencies: ["InboxSystem", "InboxCore"]),
         .testTarget(name: "InboxCoreTests", dependencies: ["InboxCore"]),
         .testTarget(name: "InboxSystemTests", dependencies: ["InboxSystem", "InboxCore"]),
-        .testTarget(name: "IntegrationTests", dependencies: ["inboxd", "inboxctl", "InboxCore"]),
+        .testTarget(name: "IntegrationTests", dependencies: ["inboxd", "inboxctl", "InboxCore", "InboxSystem"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -35,8 +35,8 @@ class Agent:
         for d in (self.inbox, self.staging, self.state, self.runtime, handlers):
             os.makedirs(d, exist_ok=True)
         with open(os.path.join(handlers, "bench.handler"), "w") as f:
-            f.write("[Handler]\nIdentifier=bench.handler\nExec=%s\n%s\n"
-                    "[DocumentType]\nContentTypes=public.plain-text\nRank=Owner\n" % (exec_line, environment))
+            f.write("[Handler]\nIdentifier=bench.handler\nExec=%s\n%s\nReadWritePaths=%s\n"
+                    "[DocumentType]\nContentTypes=public.plain-text\nRank=Owner\n" % (exec_line, environment, workdir))
         self.container_inbox = os.path.join(self.state, "containers", "bench.handler", "Inbox")
         self.process = subprocess.Popen(
             [inboxd, "--inbox", self.inbox, "--handlers", handlers, "--state", self.state,

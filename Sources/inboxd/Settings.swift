@@ -31,14 +31,16 @@ func makeSettings(_ options: AgentCommandLine) -> Result<AgentSettings, AgentCom
     if let attempts = config.maxAttempts { policy.maxAttempts = attempts }
     if let delay = config.retryDelay { policy.retryDelay = delay }
     let defaultsFile = options.defaults ?? "/etc/inboxd/defaults.conf"
-    return .success(AgentSettings(
+    var settings = AgentSettings(
         inboxes: inboxes, handlerDirectories: handlers,
         stateDirectory: options.state ?? config.stateDirectory ?? defaults.state,
         runtimeDirectory: options.runtimeDirectory ?? defaults.runtime,
         defaultsFile: defaultsFile,
         maxConcurrent: options.maxConcurrent ?? config.maxConcurrent ?? 2 * Int(sysconf(CInt(_SC_NPROCESSORS_ONLN))),
         retryPolicy: policy, defaultTimeout: config.defaultTimeoutDisabled ? nil : config.defaultTimeout ?? .seconds(300), stopTimeout: .seconds(10),
-        logTarget: options.logTarget ?? .auto, logLevel: options.logLevel ?? .info))
+        logTarget: options.logTarget ?? .auto, logLevel: options.logLevel ?? .info)
+    settings.landlock = config.landlock ?? .auto
+    return .success(settings)
 }
 
 func processEnvironment() -> [String: String] {

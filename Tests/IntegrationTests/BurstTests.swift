@@ -14,6 +14,7 @@ struct BurstTests {
             [Handler]
             Identifier=test.burst.\(world.tag)
             Exec=\(script.path)
+            ReadWritePaths=\(world.root.path)
             [DocumentType]
             ContentTypes=public.plain-text
             """, to: world.handlers.appendingPathComponent("burst.handler"))

@@ -16,7 +16,8 @@ extension AgentHarness {
         return url
     }
 
-    /// The text of a registration running `exec`, with OUTPUT_DIR (and `environment`) in its environment.
+    /// The text of a registration running `exec`, with OUTPUT_DIR (and `environment`) in its environment
+    /// and writable under its sandbox.
     func registrationText(_ identifier: String, exec: String, contentTypes: String, rank: String = "Default",
                           environment: String = "", extraHandler: String = "", extraSections: String = "") -> String {
         """
@@ -24,6 +25,7 @@ extension AgentHarness {
         Identifier=\(identifier)
         Exec=\(exec)
         Environment=OUTPUT_DIR=\(output.path) \(environment)
+        ReadWritePaths=\(output.path)
         \(extraHandler)
 
         [DocumentType]

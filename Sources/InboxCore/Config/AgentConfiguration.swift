@@ -16,6 +16,8 @@ public struct AgentConfiguration: Sendable, Hashable {
     public var defaultTimeout: Duration?
     /// True when TimeoutSec=infinity: handlers without their own TimeoutSec= are never timed out.
     public var defaultTimeoutDisabled: Bool
+    /// Landlock=: whether handlers are sandboxed.
+    public var landlock: LandlockMode?
 
     /// Creates a configuration; every setting defaults to "unset".
     public init(inboxes: [String] = [], handlerDirectories: [String] = [], stateDirectory: String? = nil,
@@ -30,4 +32,14 @@ public struct AgentConfiguration: Sendable, Hashable {
         self.defaultTimeout = defaultTimeout
         self.defaultTimeoutDisabled = defaultTimeoutDisabled
     }
+}
+
+/// How the agent uses Landlock for its handlers.
+public enum LandlockMode: String, Sendable, Hashable, CaseIterable {
+    /// Sandbox where the kernel can; elsewhere fall back to permissions and the after-exit check.
+    case auto
+    /// Refuse every handler the kernel cannot sandbox.
+    case require
+    /// Never sandbox (for tests of the fallback; says so at start-up).
+    case off
 }

@@ -34,6 +34,14 @@ public enum ConfigurationParser {
                 let span = timeSpan(entry, sink: &sink)
                 configuration.defaultTimeout = span.duration
                 configuration.defaultTimeoutDisabled = span.disabled
+            case "Landlock":
+                if value.isEmpty {
+                    configuration.landlock = nil
+                } else if let mode = LandlockMode(rawValue: value) {
+                    configuration.landlock = mode
+                } else {
+                    sink.error(entry.line, "invalid Landlock= '\(value.abbreviated)': expected auto, require or off")
+                }
             default:
                 sink.unknownKey(entry, in: "Agent")
             }

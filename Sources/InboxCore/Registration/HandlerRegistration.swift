@@ -45,6 +45,10 @@ public struct HandlerRegistration: Sendable, Hashable {
     public var maxConcurrent: Int?
     /// Environment= assignments (systemd syntax, repeatable; an empty assignment clears the list).
     public var environment: [String: String]
+    /// ReadWritePaths=: absolute paths the handler may write beneath, besides its Documents/ and tmp/.
+    public var readWritePaths: [String] = []
+    /// RequireLandlock=yes: refuse to run this handler where the kernel cannot sandbox it.
+    public var requiresLandlock = false
     /// The [DocumentType] sections in file order.
     public var documentTypes: [DocumentType]
     /// The [ExportedType] sections in file order.

@@ -56,11 +56,13 @@ public enum RegistrationParser {
         guard !diagnostics.containsError, let exec = handler.exec else {
             return RegistrationFile(registration: nil, diagnostics: diagnostics)
         }
-        let registration = HandlerRegistration(
+        var registration = HandlerRegistration(
             identifier: identifier, name: handler.name, exec: exec, user: handler.user, group: handler.group,
             timeout: handler.timeout, timeoutDisabled: handler.timeoutDisabled, maxConcurrent: handler.maxConcurrent,
             environment: handler.environment, documentTypes: documentTypes, exportedTypes: exportedTypes,
             importedTypes: importedTypes, path: path)
+        registration.readWritePaths = handler.readWritePaths
+        registration.requiresLandlock = handler.requiresLandlock
         return RegistrationFile(registration: registration, diagnostics: diagnostics)
     }
 
@@ -84,6 +86,8 @@ private struct HandlerSection {
     var timeoutDisabled = false
     var maxConcurrent: Int?
     var environment: [String: String] = [:]
+    var readWritePaths: [String] = []
+    var requiresLandlock = false
 
     mutating func read(_ section: INISection, sink: inout DiagnosticSink) {
         if firstLine == nil { firstLine = section.line }
@@ -120,6 +124,24 @@ private struct HandlerSection {
                 maxConcurrent = value.isEmpty ? nil : Self.positiveInteger(value, key: "MaxConcurrent", line: entry.line, sink: &sink)
             case "Environment":
                 Self.readEnvironment(value, line: entry.line, into: &environment, sink: &sink)
+            case "ReadWritePaths":
+                // Like systemd: space-separated, repeatable, an empty value clears; a leading '-' (missing is
+                // fine) is accepted and dropped, since a missing path grants nothing anyway.
+                if value.isEmpty { readWritePaths.removeAll() }
+                for word in value.split(separator: " ") {
+                    let path = word.hasPrefix("-") ? String(word.dropFirst()) : String(word)
+                    if path.hasPrefix("/") && !path.utf8.contains(0) {
+                        readWritePaths.append(path)
+                    } else {
+                        sink.error(entry.line, "ReadWritePaths= needs absolute paths, got '\(String(word).abbreviated)'")
+                    }
+                }
+            case "RequireLandlock":
+                if let flag = BooleanSyntax.parse(value) {
+                    requiresLandlock = flag
+                } else {
+                    sink.error(entry.line, "invalid RequireLandlock= '\(value.abbreviated)': expected yes or no")
+                }
             default:
                 sink.unknownKey(entry, in: section.name)
             }
@@ -173,6 +195,17 @@ private struct HandlerSection {
         return name.utf8.allSatisfy { byte in
             (byte >= 0x30 && byte <= 0x39) || (byte >= 0x41 && byte <= 0x5A) || (byte >= 0x61 && byte <= 0x7A)
                 || byte == UInt8(ascii: "_")
+        }
+    }
+}
+
+/// systemd's booleans: 1/yes/y/true/t/on and 0/no/n/false/f/off, any case.
+enum BooleanSyntax {
+    static func parse(_ text: String) -> Bool? {
+        switch text.lowercased() {
+        case "1", "yes", "y", "true", "t", "on": true
+        case "0", "no", "n", "false", "f", "off": false
+        default: nil
         }
     }
 }

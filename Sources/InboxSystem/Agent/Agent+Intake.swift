@@ -49,7 +49,6 @@ extension Agent {
             budget -= 1
         }
         launchReady()
-        flushStamps()
         updateIntakePump()
         writeStatusSoon()
     }
@@ -99,23 +98,9 @@ extension Agent {
             logger.log(.warning, "Cannot take \(displayName(name)): \(error)", event: .rejected,
                        fields: ["INBOX_FILE": inbox.child(displayName(name))])
         case .opened(let file):
-            // The descriptor stays open until the delivery is stamped (see flushStamps).
+            defer { file.descriptor.close() }
             route(name, file: file, from: inbox, fresh: true)
         }
-    }
-
-    /// Writes the agent's attribute on fresh arrivals, after their handlers were started: any
-    /// `user.inboxd.` attributes a sender set are removed, the delivery id and source uid recorded.
-    func flushStamps() {
-        for (file, value) in pendingStamps {
-            let attributes = ExtendedAttributes(file)
-            for key in attributes.names() where key.hasPrefix(AgentAttribute.prefix) && key != AgentAttribute.delivery {
-                attributes.remove(key)
-            }
-            attributes.write(AgentAttribute.delivery, value)
-            file.close()
-        }
-        pendingStamps.removeAll(keepingCapacity: true)
     }
 
     /// A symlink, FIFO, device, socket, directory or hard link: renamed into failed/ without
@@ -177,9 +162,12 @@ extension Agent {
         var attempts = 0
         let sourceUID: UInt32
         if fresh {
+            // Written before the handler can see the file: the after-exit check compares the change
+            // time, so nothing of the agent's may touch the file once the handler runs.
+            for key in attributes.names() where key.hasPrefix(AgentAttribute.prefix) { attributes.remove(key) }
             id = Self.newDeliveryID()
             sourceUID = file.status.st_uid
-            pendingStamps.append((file.descriptor, "\(id) \(sourceUID)"))
+            attributes.write(AgentAttribute.delivery, "\(id) \(sourceUID)")
         } else {
             let stored = Self.storedDelivery(attributes)
             id = stored.id ?? Self.newDeliveryID()
@@ -218,15 +206,15 @@ extension Agent {
         handOver(file.descriptor, to: container)
         switch relocate(name, file: file, from: directory, to: container.inbox, preferred: cleanName) {
         case .success(let (newName, copy)):
-            if let copy {
-                handOver(copy, to: container)
-                adopt(copy, replacing: file.descriptor)
-            }
+            if let copy { handOver(copy, to: container) }
+            // What the handler is given, after the agent's last change to it (rename updates the change time).
+            let identity = FileIdentity(copy ?? file.descriptor)
+            copy?.close()
             nextSequence += 1
             queue.append(Delivery(id: id, handler: chosen.handler, fileName: newName, contentType: resolved.identifier,
                                   typeSource: resolved.source, sourceApp: metadata.sourceApp, sourceUID: sourceUID,
                                   annotation: metadata.annotation, attempts: attempts, sequence: nextSequence,
-                                  justMoved: true))
+                                  justMoved: true, identity: identity))
         case .failure(let error):
             logger.log(.error, "Cannot move \(shown) into \(container.inbox.path): \(error); it stays where it is",
                        fields: ["INBOX_FILE": shown, "INBOX_HANDLER": chosen.handler, "INBOX_DELIVERY_ID": id])
@@ -265,23 +253,13 @@ extension Agent {
         }
     }
 
-    /// A copy took the place of an arrival: its stamp goes on the copy; the original is closed.
-    func adopt(_ copy: FileDescriptor, replacing original: FileDescriptor) {
-        if let index = pendingStamps.lastIndex(where: { $0.file == original }) {
-            pendingStamps[index].file = copy
-            original.close()
-        } else {
-            copy.close()
-        }
-    }
-
     /// No handler for the type: kept intact in unhandled/ until a registration for it appears.
     func park(_ name: [UInt8], file: OpenedFile, from directory: Directory, shown: String, id: String,
               type: ResolvedType, sourceApp: String?, sourceUID: UInt32) {
         if directory === unhandled { return }
         switch relocate(name, file: file, from: directory, to: unhandled, preferred: FileNames.sanitized(name)) {
         case .success(let (newName, copy)):
-            if let copy { adopt(copy, replacing: file.descriptor) }
+            copy?.close()
             logger.log(.info, "No handler for \(type.identifier); kept \(unhandled.child(newName))", event: .unhandled, fields: [
                 "INBOX_FILE": unhandled.child(newName), "INBOX_DELIVERY_ID": id, "INBOX_CONTENT_TYPE": type.identifier,
                 "INBOX_TYPE_SOURCE": type.source.rawValue, "INBOX_SOURCE_APP": sourceApp,

@@ -36,6 +36,7 @@ extension Agent {
         switch try? container.inbox.status(of: Array(delivery.fileName.utf8)) {
         case let st? where EntryKind(mode: st.st_mode) == .regular:
             delivery.attempts += 1
+            delivery.identity = FileIdentity(st)
         case let st?:
             moveAside(Array(delivery.fileName.utf8), from: container.inbox, kind: EntryKind(mode: st.st_mode))
             return
@@ -70,6 +71,20 @@ extension Agent {
         }
         if let identity { environment.append("HOME=\(identity.home)"); environment.append("USER=\(identity.name)") }
 
+        var ruleset: LandlockRuleset?
+        if landlockABI > 0 {
+            do throws(SystemError) {
+                ruleset = try sandbox(for: registration, in: container)
+            } catch {
+                conclude(delivery, outcome: .spawnFailed("cannot build its Landlock ruleset: \(error)"), started: nil)
+                return
+            }
+        } else if settings.landlock == .require || registration.requiresLandlock {
+            let why = registration.requiresLandlock ? "its registration says RequireLandlock=yes" : "Landlock=require"
+            moveToFailed(delivery, reason: "refused: \(why), and Landlock is not available", exitStatus: nil, duration: nil)
+            return
+        }
+
         let started = EventLoop.now()
         let process: SpawnedProcess
         do {
@@ -82,6 +97,7 @@ extension Agent {
             request.gid = identity?.gid
             request.supplementaryGroups = identity?.groups
             request.workingDirectory = container.documents
+            request.landlockRuleset = ruleset?.descriptor
             process = try spawn(request)
         } catch {
             conclude(delivery, outcome: .spawnFailed("\(error)"), started: started)
@@ -145,7 +161,9 @@ extension Agent {
             case .signaled(let signal): outcome = .signaled(signal)
             }
         }
-        if phase == .draining, case .signaled = outcome {
+        if let change = integrityViolation(run.delivery) {
+            reportViolation(run.delivery, change: change, outcome: outcome, started: run.started)
+        } else if phase == .draining, case .signaled = outcome {
             // Stopped by our own shutdown: not the handler's failure. It runs again at the next start.
         } else {
             conclude(run.delivery, outcome: outcome, started: run.started)
@@ -153,6 +171,56 @@ extension Agent {
         run.childSource = nil
         launchReady()
         finishDrainingIfDone()
+    }
+
+    /// The handler's Landlock ruleset: read and run everything, read and remove in its Inbox, full access
+    /// to its Documents/ and tmp/ (each on its own: the container root holds the Inbox) and to ReadWritePaths=.
+    func sandbox(for registration: HandlerRegistration, in container: Container) throws(SystemError) -> LandlockRuleset {
+        if let ruleset = rulesets[registration.identifier] { return ruleset }
+        let ruleset = try LandlockRuleset(abi: landlockABI)
+        let all = LandlockAccess.all(abi: landlockABI)
+        try ruleset.allow(.readExecute, beneath: "/")
+        // Scripts say 2>/dev/null; writing there harms nobody.
+        try ruleset.allow([.readFile, .writeFile], beneath: "/dev/null")
+        try ruleset.allow(.readRemove, beneath: container.inbox.path)
+        try ruleset.allow(all, beneath: container.documents)
+        try ruleset.allow(all, beneath: container.tmp)
+        for path in registration.readWritePaths { try ruleset.allow(all, beneath: path) }
+        rulesets[registration.identifier] = ruleset
+        return ruleset
+    }
+
+    /// How the Inbox copy changed while its handler ran, if it is still there and did.
+    func integrityViolation(_ delivery: Delivery) -> String? {
+        guard let before = delivery.identity, let container = containers[delivery.handler],
+              let st = try? container.inbox.status(of: Array(delivery.fileName.utf8)) else { return nil }
+        let after = FileIdentity(st)
+        return after == before ? nil : before.differences(from: after)
+    }
+
+    /// The handler changed what it may only read and delete: the file is kept in failed/ as evidence.
+    func reportViolation(_ delivery: Delivery, change: String, outcome: DeliveryOutcome, started: Duration) {
+        let container = containers[delivery.handler]
+        let name = Array(delivery.fileName.utf8)
+        let reason = "its handler changed the Inbox copy: \(change)"
+        var movedTo: String?
+        if let container {
+            if case .opened(let file) = container.inbox.openRegular(name) {
+                ExtendedAttributes(file.descriptor).write(AgentAttribute.failure, "violation: " + reason)
+                file.descriptor.close()
+            }
+            if case .success(let newName) = container.inbox.moveUnique(name, to: failed, preferred: delivery.fileName) {
+                movedTo = failed.child(newName)
+            }
+        }
+        let exitStatus: String? = if case .exited(let code) = outcome { String(code) } else { nil }
+        logger.log(.warning, "\(delivery.handler) modified \(delivery.fileName), which it may only read and delete",
+                   event: .violation, fields: [
+            "INBOX_FILE": movedTo ?? container?.inbox.child(delivery.fileName), "INBOX_DELIVERY_ID": delivery.id,
+            "INBOX_HANDLER": delivery.handler, "INBOX_CONTENT_TYPE": delivery.contentType,
+            "INBOX_SOURCE_APP": delivery.sourceApp, "INBOX_SOURCE_UID": String(delivery.sourceUID),
+            "INBOX_EXIT_STATUS": exitStatus, "INBOX_DURATION_USEC": String((EventLoop.now() - started).microseconds),
+            "INBOX_ATTEMPT": String(delivery.attempts), "INBOX_REASON": reason])
     }
 
     /// Conformance chains by type, computed once per registration load.

@@ -43,23 +43,31 @@ extension Agent {
                 self.launchReady()
             }
         case .fail(let reason):
-            var movedTo: String?
-            if let container {
-                let name = Array(delivery.fileName.utf8)
-                if case .opened(let file) = container.inbox.openRegular(name) {
-                    ExtendedAttributes(file.descriptor).write(AgentAttribute.failure, reason)
-                    file.descriptor.close()
-                }
-                if case .success(let newName) = container.inbox.moveUnique(name, to: failed, preferred: delivery.fileName) {
-                    movedTo = failed.child(newName)
-                }
-            }
-            logger.log(.warning, "\(delivery.handler) failed on \(delivery.fileName): \(reason)", event: .failed, fields: [
-                "INBOX_FILE": movedTo ?? path, "INBOX_DELIVERY_ID": delivery.id, "INBOX_HANDLER": delivery.handler,
-                "INBOX_CONTENT_TYPE": delivery.contentType, "INBOX_TYPE_SOURCE": delivery.typeSource.rawValue, "INBOX_SOURCE_APP": delivery.sourceApp,
-                "INBOX_SOURCE_UID": String(delivery.sourceUID), "INBOX_EXIT_STATUS": exitStatus,
-                "INBOX_DURATION_USEC": duration, "INBOX_ATTEMPT": String(delivery.attempts), "INBOX_REASON": reason])
+            moveToFailed(delivery, reason: reason, exitStatus: exitStatus, duration: duration)
         }
+    }
+
+    /// Gives up on a delivery: the file goes to failed/ with the reason in an attribute and the journal.
+    func moveToFailed(_ delivery: Delivery, reason: String, exitStatus: String?, duration: String?) {
+        let container = containers[delivery.handler]
+        let path = container?.inbox.child(delivery.fileName) ?? delivery.fileName
+        var movedTo: String?
+        if let container {
+            let name = Array(delivery.fileName.utf8)
+            if case .opened(let file) = container.inbox.openRegular(name) {
+                ExtendedAttributes(file.descriptor).write(AgentAttribute.failure, reason)
+                file.descriptor.close()
+            }
+            if case .success(let newName) = container.inbox.moveUnique(name, to: failed, preferred: delivery.fileName) {
+                movedTo = failed.child(newName)
+            }
+        }
+        logger.log(.warning, "\(delivery.handler) failed on \(delivery.fileName): \(reason)", event: .failed, fields: [
+            "INBOX_FILE": movedTo ?? path, "INBOX_DELIVERY_ID": delivery.id, "INBOX_HANDLER": delivery.handler,
+            "INBOX_CONTENT_TYPE": delivery.contentType, "INBOX_TYPE_SOURCE": delivery.typeSource.rawValue,
+            "INBOX_SOURCE_APP": delivery.sourceApp, "INBOX_SOURCE_UID": String(delivery.sourceUID),
+            "INBOX_EXIT_STATUS": exitStatus, "INBOX_DURATION_USEC": duration, "INBOX_ATTEMPT": String(delivery.attempts),
+            "INBOX_REASON": reason])
     }
 
     /// A queued delivery whose handler is gone: route the file again from its container.

@@ -40,6 +40,7 @@ extension Agent {
         self.identities = identities
         registrations = loaded
         chainCache.removeAll()
+        rulesets.removeAll()
         preferences = loadPreferences()
         registrationsLoadedAt = EventLoop.now()
         logger.log(.info, "Loaded \(loaded.registrations.count) registration(s), \(loaded.rejected.count) rejected, \(loaded.masked.count) masked",

@@ -16,7 +16,7 @@ extension Agent {
             + "\"stateDirectory\":\(JSON.quote(settings.stateDirectory)),"
             + "\"queued\":\(queue.count),\"inFlight\":[\(inFlight.joined(separator: ","))],"
             + "\"failed\":\(count(failed)),\"unhandled\":\(count(unhandled)),"
-            + "\"landlock\":false,\"registrations\":\(registrations.registrations.count),"
+            + "\"landlock\":\(landlockABI > 0),\"landlockABI\":\(landlockABI),\"registrations\":\(registrations.registrations.count),"
             + "\"registrationsLoadedUSecAgo\":\((now - registrationsLoadedAt).microseconds)}\n"
         let temporary = ".status.json.tmp"
         let fd = openat(runtime.descriptor.rawValue, temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0o644)

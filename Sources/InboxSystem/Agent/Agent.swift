@@ -29,6 +29,12 @@ public final class Agent {
     var registrationsLoadedAt: Duration = .zero
     var chainCache: [String: [String]] = [:]
 
+    // Sandbox.
+    /// The Landlock ABI handlers are sandboxed with; 0 when there is none (or Landlock=off).
+    var landlockABI = 0
+    /// One ruleset per handler, applied by each of its children; rebuilt after a reload.
+    var rulesets: [String: LandlockRuleset] = [:]
+
     // Watching.
     let inotify: Inotify
     var inotifySource: EventSource?
@@ -43,9 +49,6 @@ public final class Agent {
     var reloadTimer: EventSource?
     var signalSources: [EventSource] = []
 
-    /// Fresh arrivals whose agent attributes are written once their handler has been started:
-    /// recovery needs them, the handler's start does not wait for them.
-    var pendingStamps: [(file: FileDescriptor, value: String)] = []
     /// Room for the largest attribute read (the annotation), allocated once.
     let scratch = UnsafeMutableRawBufferPointer.allocate(byteCount: MetadataLimits.annotationBytes + 1, alignment: 8)
 
@@ -89,6 +92,7 @@ public final class Agent {
         signalSources.append(try loop.addSignal(SIGHUP) { [unowned self] in self.reload(reason: "SIGHUP") })
         loop.enableWatchdog()
 
+        setUpLandlock()
         inotifySource = try loop.addIO(inotify.descriptor) { [unowned self] _ in self.readInotify() }
         let pump = try loop.addDefer { [unowned self] in self.pumpIntake() }
         pump.setPriority(Priority.intake)
@@ -125,8 +129,24 @@ public final class Agent {
 
     /// "Watching 1 inbox; 3 queued, 2 running"
     func statusLine() -> String {
-        let base = "Watching \(inboxes.count) inbox\(inboxes.count == 1 ? "" : "es"); \(queue.count) queued, \(running.count) running"
+        var base = "Watching \(inboxes.count) inbox\(inboxes.count == 1 ? "" : "es"); \(queue.count) queued, \(running.count) running"
+        if landlockABI == 0 { base += "; no Landlock" }
         return phase == .draining ? "Stopping; \(running.count) running" : base
+    }
+
+    /// Says once, at start-up, how handlers will be confined.
+    func setUpLandlock() {
+        landlockABI = settings.landlock == .off ? 0 : LandlockRuleset.abi()
+        if landlockABI > 0 {
+            logger.log(.info, "Handlers are sandboxed with Landlock ABI \(landlockABI)",
+                       fields: ["INBOX_LANDLOCK_ABI": String(landlockABI)])
+            return
+        }
+        let why = settings.landlock == .off ? "Landlock is switched off (Landlock=off)" : "the kernel offers no Landlock"
+        let consequence = settings.landlock == .require
+            ? "handlers are refused (Landlock=require)"
+            : "handlers are confined by permissions and the after-exit check only; those with RequireLandlock=yes are refused"
+        logger.log(.warning, "\(why): \(consequence)", fields: ["INBOX_LANDLOCK_ABI": "0"])
     }
 
     /// Coalesces STATUS= and status file updates to a few per second during bursts.

@@ -15,6 +15,8 @@ public struct AgentSettings: Sendable {
     public var stopTimeout: Duration
     public var logTarget: LogTarget
     public var logLevel: LogPriority
+    /// Landlock= of inboxd.conf.
+    public var landlock: LandlockMode = .auto
 
     public init(inboxes: [String], handlerDirectories: [String], stateDirectory: String, runtimeDirectory: String,
                 defaultsFile: String?, maxConcurrent: Int, retryPolicy: RetryPolicy, defaultTimeout: Duration?,
