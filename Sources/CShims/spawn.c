@@ -5,7 +5,7 @@
 // execs, so it must not malloc, take a lock, or run any handler of ours; it may only call async-signal-safe
 // functions and raw syscalls. glibc's setuid/setgid/setgroups wrappers are out: they broadcast the change to
 // every thread glibc knows about (SIGSETXID, see nptl(7)), which here are the parent's threads.
-// Man pages: clone(2), close_range(2), pidfd_open(2), landlock(7), PR_SET_PDEATHSIG in prctl(2).
+// Man pages: clone(2), close_range(2), pidfd_open(2), prlimit(2), landlock(7), PR_SET_PDEATHSIG in prctl(2).
 #define _GNU_SOURCE
 #include "inbox_spawn.h"
 
@@ -117,6 +117,18 @@ static int child_main(void *arg) {
 
     umask(req->umask);
 
+    // Before the credential change, as systemd does: only a privileged agent may raise a hard limit, and
+    // setresuid keeps rlimits as they are, so they still hold for the new user. It also means the
+    // RLIMIT_NPROC that setresuid checks for the new user (PF_NPROC_EXCEEDED, then EAGAIN from execve) is
+    // the handler's own. Limits belong to the process, not the memory (no CLONE_THREAD), so none of this
+    // touches the agent; and the child neither opens fds nor maps memory from here on, so a RLIMIT_NOFILE or
+    // RLIMIT_AS below what the agent already uses first bites after execve, in the handler.
+    for (int i = 0; i < req->nrlimits; i++) {
+        unsigned long long limit[2] = { req->rlimits[i].soft, req->rlimits[i].hard };
+        if (syscall(SYS_prlimit64, 0, req->rlimits[i].resource, limit, NULL) < 0)
+            child_fail(req, INBOX_SPAWN_STEP_PRLIMIT);
+    }
+
     if (req->ngroups >= 0 && syscall(INBOX_SYS_SETGROUPS, (size_t)req->ngroups, req->groups) < 0)
         child_fail(req, INBOX_SPAWN_STEP_SETGROUPS);
     if (req->gid != (gid_t)-1 && syscall(INBOX_SYS_SETRESGID, req->gid, req->gid, req->gid) < 0)
@@ -170,6 +182,11 @@ static int child_main(void *arg) {
 int inbox_spawn(struct inbox_spawn_request *req, int *pidfd_out, pid_t *pid_out) {
     req->failed_step = INBOX_SPAWN_OK;
     req->failed_errno = 0;
+    if (req->nrlimits < 0 || req->nrlimits > INBOX_SPAWN_MAX_RLIMITS) {
+        req->failed_step = INBOX_SPAWN_STEP_PRLIMIT;
+        req->failed_errno = EINVAL;
+        return -1;
+    }
     // Only the parent-death check needs it; getpid is a real syscall in current glibc.
     req->parent_pid = req->parent_death_signal ? getpid() : 0;
 
@@ -229,6 +246,7 @@ const char *inbox_spawn_step_name(int step) {
     case INBOX_SPAWN_STEP_FCNTL: return "fcntl";
     case INBOX_SPAWN_STEP_DUP2: return "dup2";
     case INBOX_SPAWN_STEP_CLOSE_RANGE: return "close_range";
+    case INBOX_SPAWN_STEP_PRLIMIT: return "prlimit64";
     case INBOX_SPAWN_STEP_CHDIR: return "chdir";
     case INBOX_SPAWN_STEP_SETGROUPS: return "setgroups";
     case INBOX_SPAWN_STEP_SETRESGID: return "setresgid";

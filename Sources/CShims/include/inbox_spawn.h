@@ -4,6 +4,7 @@
 #ifndef INBOX_SPAWN_H
 #define INBOX_SPAWN_H
 
+#include <sys/resource.h>
 #include <sys/types.h>
 
 // memfd_create(2) flags; MFD_NOEXEC_SEAL (Linux 6.3) is newer than Debian's headers.
@@ -34,6 +35,7 @@ enum inbox_spawn_step {
     INBOX_SPAWN_STEP_FCNTL,
     INBOX_SPAWN_STEP_DUP2,
     INBOX_SPAWN_STEP_CLOSE_RANGE,
+    INBOX_SPAWN_STEP_PRLIMIT,
     INBOX_SPAWN_STEP_CHDIR,
     INBOX_SPAWN_STEP_SETGROUPS,
     INBOX_SPAWN_STEP_SETRESGID,
@@ -44,6 +46,27 @@ enum inbox_spawn_step {
     INBOX_SPAWN_STEP_PDEATHSIG,
     INBOX_SPAWN_STEP_SIGPROCMASK,
     INBOX_SPAWN_STEP_EXECVE,
+};
+
+/// The RLIMIT_* numbers, which differ between architectures (MIPS, SPARC). Swift cannot see glibc's
+/// RLIMIT_NPROC: it is a macro naming `__RLIMIT_NPROC`.
+enum inbox_rlimit_resource {
+    INBOX_RLIMIT_CPU = RLIMIT_CPU,
+    INBOX_RLIMIT_FSIZE = RLIMIT_FSIZE,
+    INBOX_RLIMIT_CORE = RLIMIT_CORE,
+    INBOX_RLIMIT_NPROC = RLIMIT_NPROC,
+    INBOX_RLIMIT_NOFILE = RLIMIT_NOFILE,
+    INBOX_RLIMIT_AS = RLIMIT_AS,
+};
+
+/// How many resource limits one request can carry.
+#define INBOX_SPAWN_MAX_RLIMITS 16
+
+/// One prlimit64(2) call: `resource` is an RLIMIT_* number (enum inbox_rlimit_resource);
+/// RLIM64_INFINITY (~0ULL) means unlimited.
+struct inbox_spawn_rlimit {
+    int resource;
+    unsigned long long soft, hard;
 };
 
 /// Everything the child does between clone and execve. Filled by Swift; the result fields by the child.
@@ -60,6 +83,8 @@ struct inbox_spawn_request {
     const gid_t *groups;
     mode_t umask;
     int parent_death_signal;          // 0: none
+    int nrlimits;                     // 0...INBOX_SPAWN_MAX_RLIMITS, applied in order (the last one wins)
+    struct inbox_spawn_rlimit rlimits[INBOX_SPAWN_MAX_RLIMITS];
 
     // Results: written by the child through the shared address space, read after clone returns.
     int failed_step;                  // enum inbox_spawn_step; INBOX_SPAWN_OK when execve happened

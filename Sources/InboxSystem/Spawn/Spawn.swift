@@ -30,6 +30,9 @@ public func spawn(_ request: SpawnRequest) throws(SpawnError) -> SpawnedProcess 
     if request.environment.contains(where: { $0.utf8.contains(0) }) {
         throw SpawnError(step: "envp", errno: .invalidArgument, path: path)
     }
+    if request.resourceLimits.count > SpawnRequest.maximumResourceLimits {
+        throw SpawnError(step: "prlimit64", errno: .invalidArgument, path: path)
+    }
 
     let result = launch(request)
     if result.failedStep == 0 {
@@ -95,6 +98,16 @@ private func launch(_ request: SpawnRequest) -> LaunchResult {
                 c.groups = groupIDs.baseAddress
                 c.umask = request.umask
                 c.parent_death_signal = request.parentDeathSignal ?? 0
+                withUnsafeMutableBytes(of: &c.rlimits) { storage in
+                    let slots = storage.bindMemory(to: inbox_spawn_rlimit.self)
+                    precondition(request.resourceLimits.count <= slots.count, "too many resource limits")
+                    for (slot, limit) in zip(slots.indices, request.resourceLimits) {
+                        // RLIM64_INFINITY is all ones, whatever the architecture's RLIM_INFINITY.
+                        slots[slot] = inbox_spawn_rlimit(
+                            resource: limit.resource.rlimitNumber, soft: limit.soft ?? .max, hard: limit.hard ?? .max)
+                    }
+                }
+                c.nrlimits = CInt(request.resourceLimits.count)
 
                 var result = LaunchResult()
                 if sys_inbox_spawn(&c, &result.pidfd, &result.pid) != 0 {

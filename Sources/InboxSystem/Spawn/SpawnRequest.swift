@@ -1,3 +1,4 @@
+import CShims
 import Glibc
 
 /// Everything needed to start one handler process: what to run, its stdio, its identity and its sandbox.
@@ -29,6 +30,12 @@ public struct SpawnRequest: Sendable {
     /// Signal the child gets when the *thread* that spawned it exits (PR_SET_PDEATHSIG), not the process:
     /// spawn from a long-lived thread, never from a pool thread that may retire while the child runs.
     public var parentDeathSignal: CInt?
+    /// Resource limits, set in order before the uid/gid change (so an agent with CAP_SYS_RESOURCE may raise
+    /// hard limits for any user); at most `SpawnRequest.maximumResourceLimits`.
+    public var resourceLimits: [ResourceLimit] = []
+
+    /// How many resource limits a request may carry; more fail with step "prlimit64" and EINVAL.
+    public static let maximumResourceLimits = Int(INBOX_SPAWN_MAX_RLIMITS)
 
     /// A request with private defaults: umask 077, the agent's identity and directory, no sandbox.
     public init(
