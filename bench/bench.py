@@ -11,6 +11,7 @@ Run through bench/run, which builds everything first. Measures, on this machine:
 import argparse
 import json
 import os
+import select
 import shutil
 import signal
 import statistics
@@ -35,8 +36,10 @@ class Agent:
         for d in (self.inbox, self.staging, self.state, self.runtime, handlers):
             os.makedirs(d, exist_ok=True)
         with open(os.path.join(handlers, "bench.handler"), "w") as f:
+            # The handler writes its stamps beside the agent's directories: allowed by its sandbox.
             f.write("[Handler]\nIdentifier=bench.handler\nExec=%s\n%s\nReadWritePaths=%s\n"
-                    "[DocumentType]\nContentTypes=public.plain-text\nRank=Owner\n" % (exec_line, environment, workdir))
+                    "[DocumentType]\nContentTypes=public.plain-text\nRank=Owner\n"
+                    % (exec_line, environment, os.path.dirname(workdir)))
         self.container_inbox = os.path.join(self.state, "containers", "bench.handler", "Inbox")
         self.process = subprocess.Popen(
             [inboxd, "--inbox", self.inbox, "--handlers", handlers, "--state", self.state,
@@ -116,6 +119,8 @@ def bench_latency(args, tools):
             agent.wait_idle(10, poll=0.001)
             t0 = time.monotonic_ns()
             agent.drop(name)
+            if not select.select([stream], [], [], 30)[0]:
+                raise SystemExit("no handler started within 30 s of dropping %s" % name)
             line = stream.readline()
             stamped, started = line.split()
             assert stamped == name, (stamped, name)
