@@ -224,9 +224,14 @@ extension Agent {
     /// Makes the Inbox copy the agent's and readable by the handler's group only (DESIGN.md:
     /// the handler never owns its Inbox copy, so it cannot change its mode).
     func handOver(_ file: FileDescriptor, to container: Container) {
-        guard isRoot, case .success(let identity)? = identities[container.handler] else { return }
-        _ = fchown(file.rawValue, 0, identity.gid)
-        _ = fchmod(file.rawValue, 0o440)
+        if isRoot, case .success(let identity)? = identities[container.handler] {
+            _ = fchown(file.rawValue, 0, identity.gid)
+            _ = fchmod(file.rawValue, 0o440)
+        } else {
+            // Read-only for its owner too: without Landlock, a write needs a chmod first, which the
+            // after-exit check sees in the change time.
+            _ = fchmod(file.rawValue, 0o400)
+        }
     }
 
     /// Moves an entry into `target` under a free name. Across filesystems (EXDEV) it copies the
