@@ -81,4 +81,18 @@ struct SandboxTests {
         #expect(world.recordings().isEmpty)
         #expect(world.contents(of: world.failedDirectory) == ["strict.txt"])
     }
+
+    @Test func limitKeysBoundTheHandlersResources() throws {
+        let world = try AgentHarness()
+        let handler = "test.limited.\(world.tag)"
+        let probe = try world.script("limits", #"echo "$(ulimit -n) $(ulimit -Hn)" > "$OUTPUT_DIR/$INBOX_DELIVERY_ID.limits""#)
+        try world.write(world.registrationText(handler, exec: probe.path, contentTypes: "public.plain-text",
+                                               extraHandler: "LimitNOFILE=64:128"),
+                        to: world.handlerFile(handler))
+        try world.start()
+        try world.drop("bounded.txt", contents: Array("x".utf8))
+        _ = try Journal.wait(for: ["_PID=\(world.pid)", "INBOX_EVENT=finished", "INBOX_HANDLER=\(handler)"])
+        let file = try #require(world.contents(of: world.output).first { $0.hasSuffix(".limits") })
+        #expect(try String(contentsOf: world.output.appendingPathComponent(file), encoding: .utf8) == "64 128\n")
+    }
 }

@@ -49,6 +49,8 @@ public struct HandlerRegistration: Sendable, Hashable {
     public var readWritePaths: [String] = []
     /// RequireLandlock=yes: refuse to run this handler where the kernel cannot sandbox it.
     public var requiresLandlock = false
+    /// Limit*= keys (LimitNOFILE=, LimitAS=, ...), one per key, applied to each of its processes.
+    public var limits: [HandlerLimit] = []
     /// The [DocumentType] sections in file order.
     public var documentTypes: [DocumentType]
     /// The [ExportedType] sections in file order.

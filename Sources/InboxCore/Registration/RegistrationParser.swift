@@ -63,6 +63,7 @@ public enum RegistrationParser {
             importedTypes: importedTypes, path: path)
         registration.readWritePaths = handler.readWritePaths
         registration.requiresLandlock = handler.requiresLandlock
+        registration.limits = HandlerLimit.Key.allCases.compactMap { handler.limits[$0] }
         return RegistrationFile(registration: registration, diagnostics: diagnostics)
     }
 
@@ -88,6 +89,7 @@ private struct HandlerSection {
     var environment: [String: String] = [:]
     var readWritePaths: [String] = []
     var requiresLandlock = false
+    var limits: [HandlerLimit.Key: HandlerLimit] = [:]
 
     mutating func read(_ section: INISection, sink: inout DiagnosticSink) {
         if firstLine == nil { firstLine = section.line }
@@ -143,7 +145,17 @@ private struct HandlerSection {
                     sink.error(entry.line, "invalid RequireLandlock= '\(value.abbreviated)': expected yes or no")
                 }
             default:
-                sink.unknownKey(entry, in: section.name)
+                if let key = HandlerLimit.Key(rawValue: entry.key) {
+                    if value.isEmpty {
+                        limits[key] = nil
+                    } else if let limit = HandlerLimit.parse(value, key: key) {
+                        limits[key] = limit
+                    } else {
+                        sink.error(entry.line, "invalid \(entry.key)= '\(value.abbreviated)': expected a number, SOFT:HARD or infinity")
+                    }
+                } else {
+                    sink.unknownKey(entry, in: section.name)
+                }
             }
         }
     }
