@@ -6,7 +6,7 @@ struct BurstTests {
     /// More files than the kernel's inotify queue holds (16384 here): every one handled exactly once.
     @Test func twentyThousandFilesAreEachHandledExactlyOnce() throws {
         let world = try AgentHarness()
-        let log = world.root.appendingPathComponent("handled.log")
+        let log = world.output.appendingPathComponent("handled.log")
         let script = world.root.appendingPathComponent("append-name")
         try "#!/bin/sh\necho \"$INBOX_NAME\" >> \(log.path)\n".write(to: script, atomically: true, encoding: .utf8)
         chmod(script.path, 0o755)
@@ -14,7 +14,7 @@ struct BurstTests {
             [Handler]
             Identifier=test.burst.\(world.tag)
             Exec=\(script.path)
-            ReadWritePaths=\(world.root.path)
+            ReadWritePaths=\(world.output.path)
             [DocumentType]
             ContentTypes=public.plain-text
             """, to: world.handlers.appendingPathComponent("burst.handler"))

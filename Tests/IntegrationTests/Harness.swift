@@ -28,6 +28,9 @@ final class AgentHarness: @unchecked Sendable {
         for dir in [inbox, state, runtime, handlers, output] {
             try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
         }
+        // Handlers without User= run under identities of their own (not root): they record here.
+        chmod(root.path, 0o755)
+        chmod(output.path, 0o1777)
         try Self.recorder.write(to: recorderURL, atomically: true, encoding: .utf8)
         try FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: recorderURL.path)
     }

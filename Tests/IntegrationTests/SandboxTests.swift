@@ -50,11 +50,14 @@ struct SandboxTests {
         #expect(world.journal(["INBOX_EVENT=violation"]).isEmpty)
     }
 
-    @Test func aChangedInboxCopyIsAViolationKeptInFailed() throws {
+    @Test(.enabled(if: getuid() == 0, "needs a handler running as root"))
+    func aChangedInboxCopyIsAViolationKeptInFailed() throws {
         let world = try AgentHarness()
         let handler = "test.tamperer.\(world.tag)"
         let tamper = try world.script("tamper", "echo tampered >> \"$INBOX_FILE\"")
-        try world.write(world.registrationText(handler, exec: tamper.path, contentTypes: "public.plain-text"),
+        // Only root gets past the copy's read-only mode once Landlock is off; User=root says so.
+        try world.write(world.registrationText(handler, exec: tamper.path, contentTypes: "public.plain-text",
+                                               extraHandler: "User=root"),
                         to: world.handlerFile(handler))
         try world.start(config: "[Agent]\nLandlock=off\n")
         try world.drop("evidence.txt", contents: Array("original\n".utf8))
@@ -94,5 +97,40 @@ struct SandboxTests {
         _ = try Journal.wait(for: ["_PID=\(world.pid)", "INBOX_EVENT=finished", "INBOX_HANDLER=\(handler)"])
         let file = try #require(world.contents(of: world.output).first { $0.hasSuffix(".limits") })
         #expect(try String(contentsOf: world.output.appendingPathComponent(file), encoding: .utf8) == "64 128\n")
+    }
+
+    /// As root, a handler without User= runs under an identity of its own, never as root.
+    @Test(.enabled(if: getuid() == 0, "the agent runs handlers under other identities only as root"))
+    func handlersWithoutUserGetIdentitiesOfTheirOwn() throws {
+        let world = try AgentHarness()
+        let first = "test.first.\(world.tag)", second = "test.second.\(world.tag)"
+        let probe = try world.script("whoami", """
+            other="$INBOX_DOCUMENTS/../../$PEER/Documents"
+            { id -u; id -g
+              if cat /etc/shadow >/dev/null 2>&1; then echo shadow-readable; else echo shadow-denied; fi
+              if ls "$other" >/dev/null 2>&1; then echo peer-readable; else echo peer-denied; fi
+            } > "$OUTPUT_DIR/$INBOX_HANDLER.who"
+            """)
+        try world.write(world.registrationText(first, exec: probe.path, contentTypes: "public.plain-text",
+                                               environment: "PEER=\(second)"), to: world.handlerFile(first))
+        try world.write(world.registrationText(second, exec: probe.path, contentTypes: "public.png",
+                                               environment: "PEER=\(first)"), to: world.handlerFile(second))
+        try world.start()
+        try world.drop("one.txt", contents: Array("1".utf8))
+        try world.drop("two.png", contents: pngBytes(width: 1, height: 1))
+        _ = try Journal.wait(for: ["_PID=\(world.pid)", "INBOX_EVENT=finished", "INBOX_HANDLER=\(first)"])
+        _ = try Journal.wait(for: ["_PID=\(world.pid)", "INBOX_EVENT=finished", "INBOX_HANDLER=\(second)"])
+        let one = try String(contentsOf: world.output.appendingPathComponent("\(first).who"), encoding: .utf8)
+            .split(separator: "\n").map(String.init)
+        let two = try String(contentsOf: world.output.appendingPathComponent("\(second).who"), encoding: .utf8)
+            .split(separator: "\n").map(String.init)
+        let uid1 = try #require(UInt32(one[0])), uid2 = try #require(UInt32(two[0]))
+        #expect(uid1 >= 0x7000_0000 && uid2 >= 0x7000_0000)
+        #expect(uid1 != uid2)
+        #expect(one[1] == one[0] && two[1] == two[0])
+        #expect(Array(one.dropFirst(2)) == ["shadow-denied", "peer-denied"])
+        #expect(Array(two.dropFirst(2)) == ["shadow-denied", "peer-denied"])
+        let documents = world.state.appendingPathComponent("containers/\(first)/Documents")
+        #expect(try FileManager.default.attributesOfItem(atPath: documents.path)[.ownerAccountID] as? Int == Int(uid1))
     }
 }

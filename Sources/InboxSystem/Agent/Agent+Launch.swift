@@ -60,14 +60,12 @@ extension Agent {
         environment += metadata.environment()
 
         var identity: Identity?
-        if registration.user != nil || registration.group != nil {
-            switch identities[delivery.handler] {
-            case .success(let resolved)?: identity = resolved
-            case .failure(let error)?:
-                conclude(delivery, outcome: DeliveryOutcome.spawnFailed(error.description), started: nil)
-                return
-            case nil: break
-            }
+        switch identities[delivery.handler] {
+        case .success(let resolved)?: identity = resolved
+        case .failure(let error)?:
+            conclude(delivery, outcome: DeliveryOutcome.spawnFailed(error.description), started: nil)
+            return
+        case nil: break
         }
         if let identity { environment.append("HOME=\(identity.home)"); environment.append("USER=\(identity.name)") }
 

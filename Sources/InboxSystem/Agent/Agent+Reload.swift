@@ -37,6 +37,14 @@ extension Agent {
                            event: .registrationError, fields: ["CONFIG_FILE": registration.path])
             }
         }
+        if isRoot {
+            // A handler without User= never runs as root: it gets an identity of its own.
+            let unnamed = loaded.registrations.filter { $0.user == nil && $0.group == nil }.map(\.identifier)
+            let dynamic = DynamicIdentity.allocate(unnamed, containers: containersRoot) { [containersRoot] handler in
+                containersRoot.child(handler) + "/Documents"
+            }
+            for (handler, identity) in dynamic { identities[handler] = .success(identity) }
+        }
         self.identities = identities
         registrations = loaded
         chainCache.removeAll()
