@@ -133,4 +133,30 @@ struct SandboxTests {
         let documents = world.state.appendingPathComponent("containers/\(first)/Documents")
         #expect(try FileManager.default.attributesOfItem(atPath: documents.path)[.ownerAccountID] as? Int == Int(uid1))
     }
+
+    /// A handler that daemonizes a child (new session, so not in its process group) and exits
+    /// leaves nothing running: its identity is its own, and the agent kills what remains of it.
+    @Test(.enabled(if: getuid() == 0, "identities of their own need the agent to run as root"))
+    func aDaemonizedChildDoesNotOutliveItsHandler() throws {
+        let world = try AgentHarness()
+        let handler = "test.daemonizer.\(world.tag)"
+        let script = try world.script("daemonize", """
+            setsid sleep 600 </dev/null >/dev/null 2>&1 &
+            echo "$!" > "$OUTPUT_DIR/daemon.pid"
+            id -u > "$OUTPUT_DIR/daemon.uid"
+            """)
+        try world.write(world.registrationText(handler, exec: script.path, contentTypes: "public.plain-text"),
+                        to: world.handlerFile(handler))
+        try world.start()
+        try world.drop("spawn.txt", contents: Array("x".utf8))
+        _ = try Journal.wait(for: ["_PID=\(world.pid)", "INBOX_EVENT=finished", "INBOX_HANDLER=\(handler)"])
+        let pid = try #require(Int32(try String(contentsOf: world.output.appendingPathComponent("daemon.pid"), encoding: .utf8)
+            .trimmingCharacters(in: .whitespacesAndNewlines)))
+        // Gone, or a zombie waiting for whoever inherited it.
+        try waitUntil("the daemonized child is gone") {
+            guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8) else { return true }
+            return stat.split(separator: ")").last?.split(separator: " ").first == "Z"
+        }
+        #expect(!world.journal(["INBOX_HANDLER=\(handler)", "PRIORITY=5"]).isEmpty)
+    }
 }

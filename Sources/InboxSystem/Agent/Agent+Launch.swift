@@ -159,8 +159,17 @@ extension Agent {
         guard let run = running.removeValue(forKey: id) else { return }
         runningPerHandler[run.delivery.handler, default: 1] -= 1
         run.timeoutSource = nil
-        // Whatever the handler left running in its group goes with it.
+        // Whatever the handler left running in its group goes with it; with an identity of its own and
+        // no other delivery of it running, so does every process of that identity (a daemon too).
         run.signalGroup(SIGKILL)
+        if runningPerHandler[run.delivery.handler, default: 0] == 0,
+           case .success(let identity)? = identities[run.delivery.handler], DynamicIdentity.contains(identity.uid) {
+            let killed = Leftovers.kill(uid: identity.uid)
+            if killed > 0 {
+                logger.log(.notice, "Killed \(killed) process(es) \(run.delivery.handler) left running",
+                           fields: ["INBOX_HANDLER": run.delivery.handler, "INBOX_DELIVERY_ID": run.delivery.id])
+            }
+        }
         let outcome: DeliveryOutcome
         if run.timedOut {
             outcome = .timedOut
