@@ -159,4 +159,25 @@ struct SandboxTests {
         }
         #expect(!world.journal(["INBOX_HANDLER=\(handler)", "PRIORITY=5"]).isEmpty)
     }
+
+    /// no_new_privs: a setuid-root program run by a handler gains nothing.
+    @Test(.enabled(if: getuid() == 0, "making a setuid-root program needs root"))
+    func aSetuidProgramGivesAHandlerNoPrivileges() throws {
+        let world = try AgentHarness()
+        let handler = "test.setuid.\(world.tag)"
+        let setuidID = world.root.appendingPathComponent("setuid-id")
+        try FileManager.default.copyItem(atPath: "/usr/bin/id", toPath: setuidID.path)
+        #expect(chown(setuidID.path, 0, 0) == 0)
+        #expect(chmod(setuidID.path, 0o4755) == 0)
+        let script = try world.script("escalate", "\(setuidID.path) -u > \"$OUTPUT_DIR/euid\"; id -u > \"$OUTPUT_DIR/uid\"")
+        try world.write(world.registrationText(handler, exec: script.path, contentTypes: "public.plain-text"),
+                        to: world.handlerFile(handler))
+        try world.start()
+        try world.drop("try.txt", contents: Array("x".utf8))
+        _ = try Journal.wait(for: ["_PID=\(world.pid)", "INBOX_EVENT=finished", "INBOX_HANDLER=\(handler)"])
+        let euid = try String(contentsOf: world.output.appendingPathComponent("euid"), encoding: .utf8)
+        let uid = try String(contentsOf: world.output.appendingPathComponent("uid"), encoding: .utf8)
+        #expect(euid == uid)
+        #expect(euid != "0\n")
+    }
 }
