@@ -136,8 +136,9 @@ struct SandboxTests {
 
     /// A handler that daemonizes a child (new session, so not in its process group) and exits
     /// leaves nothing running: its identity is its own, and the agent kills what remains of it.
-    @Test(.enabled(if: getuid() == 0, "identities of their own need the agent to run as root"))
-    func aDaemonizedChildDoesNotOutliveItsHandler() throws {
+    @Test(.enabled(if: getuid() == 0, "identities need the agent to run as root"),
+          arguments: ["", "User=nobody"])
+    func aDaemonizedChildDoesNotOutliveItsHandler(user: String) throws {
         let world = try AgentHarness()
         let handler = "test.daemonizer.\(world.tag)"
         let script = try world.script("daemonize", """
@@ -145,7 +146,8 @@ struct SandboxTests {
             echo "$!" > "$OUTPUT_DIR/daemon.pid"
             id -u > "$OUTPUT_DIR/daemon.uid"
             """)
-        try world.write(world.registrationText(handler, exec: script.path, contentTypes: "public.plain-text"),
+        try world.write(world.registrationText(handler, exec: script.path, contentTypes: "public.plain-text",
+                                               extraHandler: user),
                         to: world.handlerFile(handler))
         try world.start()
         try world.drop("spawn.txt", contents: Array("x".utf8))

@@ -3,6 +3,7 @@
 #ifndef INBOX_FILES_H
 #define INBOX_FILES_H
 
+#include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <sys/types.h>
 #include <sys/xattr.h>
@@ -17,6 +18,9 @@ static inline int inbox_renameat2(int olddirfd, const char *oldpath, int newdirf
                                   unsigned int flags) {
     return (int)syscall(SYS_renameat2, olddirfd, oldpath, newdirfd, newpath, flags);
 }
+
+// prctl(2) is variadic: Swift cannot call it. Orphaned descendants of our handlers become our children.
+static inline int inbox_set_child_subreaper(void) { return prctl(PR_SET_CHILD_SUBREAPER, 1UL, 0UL, 0UL, 0UL); }
 
 // pipe2(2), declared by glibc only under _GNU_SOURCE.
 static inline int inbox_pipe2(int fds[2], int flags) { return (int)syscall(SYS_pipe2, fds, flags); }

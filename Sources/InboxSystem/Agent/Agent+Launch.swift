@@ -146,6 +146,28 @@ extension Agent {
         }
     }
 
+    /// Stops what a finished handler left running once nothing else of its identity runs: with an
+    /// identity of its own, every process of that uid; otherwise the orphans the agent inherited (as a
+    /// subreaper) that run as its user. Those orphans are then reaped through the event loop.
+    func killLeftovers(of run: RunningDelivery) {
+        let uid = (try? identities[run.delivery.handler]?.get())?.uid ?? geteuid()
+        let sharing = running.values.contains { other in
+            ((try? identities[other.delivery.handler]?.get())?.uid ?? geteuid()) == uid
+        }
+        guard !sharing else { return }
+        var killed = DynamicIdentity.contains(uid) ? Leftovers.kill(uid: uid) : 0
+        let tracked = Set(running.values.map(\.pid)).union([run.pid])
+        for pid in Leftovers.children() where !tracked.contains(pid) {
+            if !DynamicIdentity.contains(uid), Leftovers.realUID(of: pid) == uid, kill(pid, SIGKILL) == 0 { killed += 1 }
+            guard orphans[pid] == nil else { continue }
+            orphans[pid] = try? loop.addChild(pid: pid) { [unowned self] _ in self.orphans[pid] = nil }
+        }
+        if killed > 0 {
+            logger.log(.notice, "Killed \(killed) process(es) \(run.delivery.handler) left running",
+                       fields: ["INBOX_HANDLER": run.delivery.handler, "INBOX_DELIVERY_ID": run.delivery.id])
+        }
+    }
+
     /// TimeoutSec= passed: SIGTERM to the handler's process group, SIGKILL if it is still there 5 s later.
     func timedOut(_ run: RunningDelivery, after timeout: Duration) {
         run.timedOut = true
@@ -162,14 +184,7 @@ extension Agent {
         // Whatever the handler left running in its group goes with it; with an identity of its own and
         // no other delivery of it running, so does every process of that identity (a daemon too).
         run.signalGroup(SIGKILL)
-        if runningPerHandler[run.delivery.handler, default: 0] == 0,
-           case .success(let identity)? = identities[run.delivery.handler], DynamicIdentity.contains(identity.uid) {
-            let killed = Leftovers.kill(uid: identity.uid)
-            if killed > 0 {
-                logger.log(.notice, "Killed \(killed) process(es) \(run.delivery.handler) left running",
-                           fields: ["INBOX_HANDLER": run.delivery.handler, "INBOX_DELIVERY_ID": run.delivery.id])
-            }
-        }
+        killLeftovers(of: run)
         let outcome: DeliveryOutcome
         if run.timedOut {
             outcome = .timedOut

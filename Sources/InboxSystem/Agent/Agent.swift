@@ -1,3 +1,4 @@
+import CShims
 import CSystemd
 import Glibc
 import InboxCore
@@ -59,6 +60,8 @@ public final class Agent {
     var retryTimers: [String: EventSource] = [:]
     var nextSequence: UInt64 = 0
     var stopTimer: EventSource?
+    /// Child sources that only reap orphans the agent inherited as a subreaper and killed.
+    var orphans: [pid_t: EventSource] = [:]
     var statusTimer: EventSource?
 
     /// Backpressure: past `highWater` queued deliveries intake pauses (files wait in the drop
@@ -91,6 +94,9 @@ public final class Agent {
         }
         signalSources.append(try loop.addSignal(SIGHUP) { [unowned self] in self.reload(reason: "SIGHUP") })
         loop.enableWatchdog()
+        // A handler's daemonized descendants become our children when their parents exit, so that
+        // they can be found and stopped with it (prctl(2), PR_SET_CHILD_SUBREAPER).
+        _ = inbox_set_child_subreaper()
 
         setUpLandlock()
         inotifySource = try loop.addIO(inotify.descriptor) { [unowned self] _ in self.readInotify() }

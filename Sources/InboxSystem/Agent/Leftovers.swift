@@ -5,6 +5,31 @@ import Glibc
 /// of its own is the only user of its uid, so once none of its deliveries runs, every process of
 /// that uid is a leftover and is killed — the daemon included, whoever became its parent.
 enum Leftovers {
+    /// The agent's own children (its handlers, and orphans it inherited as a subreaper), from
+    /// /proc/self/task/*/children (proc(5)).
+    static func children() -> [pid_t] {
+        guard let tasks = opendir("/proc/self/task") else { return [] }
+        defer { closedir(tasks) }
+        var pids: [pid_t] = []
+        while let entry = readdir(tasks) {
+            let tid = withUnsafeBytes(of: entry.pointee.d_name) { raw in
+                String(decoding: raw.prefix(while: { $0 != 0 }), as: UTF8.self)
+            }
+            guard Int(tid) != nil else { continue }
+            let fd = open("/proc/self/task/\(tid)/children", O_RDONLY | O_CLOEXEC)
+            guard fd >= 0 else { continue }
+            var buffer = [UInt8](repeating: 0, count: 65536)
+            let count = buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+            _ = close(fd)
+            guard count > 0 else { continue }
+            pids += String(decoding: buffer.prefix(count), as: UTF8.self).split(separator: " ").compactMap { pid_t($0) }
+        }
+        return pids
+    }
+
+    /// The real uid of a process; nil when it is gone.
+    static func realUID(of pid: pid_t) -> UInt32? { owner(of: pid).first }
+
     /// Sends SIGKILL to every process whose real, effective or saved uid is `uid`; returns how many.
     @discardableResult
     static func kill(uid: UInt32) -> Int {
