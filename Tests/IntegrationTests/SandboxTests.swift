@@ -19,6 +19,10 @@ struct SandboxTests {
               try read 'cat "$INBOX_FILE" >/dev/null'
               try write 'echo x >> "$INBOX_FILE"'
               try create 'echo x > "$(dirname "$INBOX_FILE")/new.txt"'
+              try truncate 'perl -e "truncate(q($INBOX_FILE), 0) or exit 1"'
+              try hardlink 'ln "$INBOX_FILE" "$(dirname "$INBOX_FILE")/link.txt"'
+              try symlink 'ln -s /etc/passwd "$(dirname "$INBOX_FILE")/sym"'
+              try rename 'perl -e "rename(q($INBOX_FILE), q($INBOX_DOCUMENTS/moved.txt)) or exit 1"'
               try keep 'cp "$INBOX_FILE" "$INBOX_DOCUMENTS/kept.txt"'
               try tmpdir 'echo x > "$TMPDIR/scratch"'
               try tmp 'echo x > /tmp/inboxd-sandbox-$$'
@@ -37,6 +41,10 @@ struct SandboxTests {
             read allowed
             write denied
             create denied
+            truncate denied
+            hardlink denied
+            symlink denied
+            rename denied
             keep allowed
             tmpdir allowed
             tmp denied

@@ -25,6 +25,10 @@ final class Container {
             _ = fchown(documentsDirectory.descriptor.rawValue, identity.uid, identity.gid)
             _ = fchown(tmpDirectory.descriptor.rawValue, identity.uid, identity.gid)
         }
+        // Set again on every start, whatever a handler or an administrator changed: these modes are
+        // what keeps handlers out of each other's containers (Landlock leaves reading to them).
+        _ = fchmod(documentsDirectory.descriptor.rawValue, 0o700)
+        _ = fchmod(tmpDirectory.descriptor.rawValue, 0o700)
     }
 }
 
