@@ -1,4 +1,5 @@
 import Foundation
+import InboxSystem
 import Testing
 
 /// An agent started by an ordinary user, with no flags: the XDG directories of DESIGN.md.
@@ -47,4 +48,60 @@ struct UserModeTests {
         #expect(process.terminationStatus == 0)
         #expect(!FileManager.default.fileExists(atPath: status.path))
     }
+
+    /// An ordinary user's agent still sandboxes its handlers (which run as that user): the copy can be
+    /// made writable (its owner may chmod) but not written, and the chmod itself is a violation.
+    @Test(.enabled(if: Journal.available, Comment(rawValue: Journal.unavailableReason)),
+          .enabled(if: LandlockAvailability.available, "the kernel has no Landlock"))
+    func anOrdinaryUsersHandlersAreSandboxedToo() throws {
+        let home = URL(fileURLWithPath: NSTemporaryDirectory()).appendingPathComponent("inboxd-user-\(UUID().uuidString)")
+        let out = home.appendingPathComponent("out"), handlers = home.appendingPathComponent("handlers.d")
+        for directory in [home, out, handlers] {
+            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        }
+        defer { try? FileManager.default.removeItem(at: home) }
+        let script = home.appendingPathComponent("try-write")
+        try """
+            #!/bin/sh
+            chmod u+w "$INBOX_FILE"
+            if (echo x >> "$INBOX_FILE") 2>/dev/null; then echo write-allowed; else echo write-denied; fi > "\(out.path)/result"
+            """.write(to: script, atomically: true, encoding: .utf8)
+        try """
+            [Handler]
+            Identifier=test.user-sandbox
+            Exec=\(script.path)
+            ReadWritePaths=\(out.path)
+            [DocumentType]
+            ContentTypes=public.plain-text
+            """.write(to: handlers.appendingPathComponent("user.handler"), atomically: true, encoding: .utf8)
+        chmod(script.path, 0o755)
+        _ = try run("/bin/chown", ["-R", "65534:65534", home.path])
+
+        let asNobody = ["--reuid=65534", "--regid=65534", "--clear-groups"]
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/setpriv")
+        process.arguments = asNobody + [Binaries.inboxd.path, "--inbox", home.path + "/Inbox", "--handlers", handlers.path,
+                                        "--state", home.path + "/state", "--runtime-dir", home.path + "/run",
+                                        "--log-target", "journal"]
+        process.environment = ["HOME": home.path, "PATH": "/usr/bin:/bin"]
+        process.standardError = FileHandle.nullDevice
+        let cursor = Journal.currentCursor()
+        try process.run()
+        Journal.remember(pid: process.processIdentifier, after: cursor)
+        defer { if process.isRunning { process.terminate(); process.waitUntilExit() } }
+        try waitUntil("the agent is ready") { FileManager.default.fileExists(atPath: home.path + "/run/status.json") }
+
+        let drop = try run("/usr/bin/setpriv", asNobody + ["/bin/sh", "-c",
+            "printf original > \(home.path)/Inbox/.x.txt && mv \(home.path)/Inbox/.x.txt \(home.path)/Inbox/x.txt"])
+        #expect(drop.status == 0)
+        let violation = try #require(try Journal.wait(for: ["_PID=\(process.processIdentifier)", "INBOX_EVENT=violation"]).first)
+        #expect((violation["INBOX_REASON"] as? String)?.contains("change time") == true)
+        #expect(try String(contentsOf: out.appendingPathComponent("result"), encoding: .utf8) == "write-denied\n")
+        #expect(try String(contentsOfFile: home.path + "/state/failed/x.txt", encoding: .utf8) == "original")
+    }
+}
+
+/// Whether the kernel offers Landlock (checked the way the agent does).
+enum LandlockAvailability {
+    static let available = LandlockRuleset.abi() > 0
 }
