@@ -27,25 +27,24 @@ extension Agent {
             return
         }
         let path = container.inbox.child(delivery.fileName)
-        // The container Inbox is the agent's; one lstat tells the file is still there and still a file
-        // (not needed for a file this iteration moved there itself).
+        // The container Inbox is the agent's. A file intake placed there was checked and its identity
+        // taken after the move; any other (a retry, a recovered file) is looked at again with one lstat.
         if delivery.justMoved {
-            delivery.attempts += 1
             delivery.justMoved = false
         } else {
-        switch try? container.inbox.status(of: Array(delivery.fileName.utf8)) {
-        case let st? where EntryKind(mode: st.st_mode) == .regular:
-            delivery.attempts += 1
-            delivery.identity = FileIdentity(st)
-        case let st?:
-            moveAside(Array(delivery.fileName.utf8), from: container.inbox, kind: EntryKind(mode: st.st_mode))
-            return
-        default:
-            logger.log(.warning, "\(path) vanished before its handler started", event: .removed,
-                       fields: ["INBOX_FILE": path, "INBOX_HANDLER": delivery.handler, "INBOX_DELIVERY_ID": delivery.id])
-            return
+            switch try? container.inbox.status(of: Array(delivery.fileName.utf8)) {
+            case let st? where EntryKind(mode: st.st_mode) == .regular:
+                delivery.identity = FileIdentity(st)
+            case let st?:
+                moveAside(Array(delivery.fileName.utf8), from: container.inbox, kind: EntryKind(mode: st.st_mode))
+                return
+            default:
+                logger.log(.warning, "\(path) vanished before its handler started", event: .removed,
+                           fields: ["INBOX_FILE": path, "INBOX_HANDLER": delivery.handler, "INBOX_DELIVERY_ID": delivery.id])
+                return
+            }
         }
-        }
+        delivery.attempts += 1
 
         let metadata = DeliveryMetadata(
             deliveryID: delivery.id, path: path, name: delivery.fileName, contentType: delivery.contentType,
@@ -114,7 +113,7 @@ extension Agent {
         }
         // The event loop watches the child through a pidfd of its own; ours is not needed.
         process.pidfd.close()
-        let run = RunningDelivery(delivery: delivery, pid: process.pid, started: started, startedRealtime: Self.realtimeMicroseconds())
+        let run = RunningDelivery(delivery: delivery, pid: process.pid, started: started)
         do {
             let source = try loop.addChild(pid: process.pid) { [unowned self] status in
                 self.childExited(delivery.id, status: status)
@@ -150,16 +149,25 @@ extension Agent {
     /// identity of its own, every process of that uid; otherwise the orphans the agent inherited (as a
     /// subreaper) that run as its user. Those orphans are then reaped through the event loop.
     func killLeftovers(of run: RunningDelivery) {
+        // Anything a handler left running has an ancestor that is now the agent's child (it is a
+        // subreaper): with no such child, nothing was left, and no /proc scan is needed.
+        let tracked = Set(running.values.map(\.pid)).union([run.pid])
+        let inherited = Leftovers.children().filter { !tracked.contains($0) }
+        guard !inherited.isEmpty else { return }
         let uid = (try? identities[run.delivery.handler]?.get())?.uid ?? geteuid()
         let sharing = running.values.contains { other in
             ((try? identities[other.delivery.handler]?.get())?.uid ?? geteuid()) == uid
         }
-        guard !sharing else { return }
-        var killed = DynamicIdentity.contains(uid) ? Leftovers.kill(uid: uid) : 0
-        let tracked = Set(running.values.map(\.pid)).union([run.pid])
-        for pid in Leftovers.children() where !tracked.contains(pid) {
-            if !DynamicIdentity.contains(uid), Leftovers.realUID(of: pid) == uid, kill(pid, SIGKILL) == 0 { killed += 1 }
-            guard orphans[pid] == nil else { continue }
+        var killed = 0
+        if !sharing {
+            if DynamicIdentity.contains(uid) {
+                killed = Leftovers.kill(uid: uid)
+            } else {
+                for pid in inherited where Leftovers.realUID(of: pid) == uid && kill(pid, SIGKILL) == 0 { killed += 1 }
+            }
+        }
+        // Reaped through the event loop, whoever they belonged to.
+        for pid in inherited where orphans[pid] == nil {
             orphans[pid] = try? loop.addChild(pid: pid) { [unowned self] _ in self.orphans[pid] = nil }
         }
         if killed > 0 {
@@ -177,7 +185,7 @@ extension Agent {
         }
     }
 
-    func childExited(_ id: String, status: ChildStatus) {
+    func childExited(_ id: String, status: ExitStatus) {
         guard let run = running.removeValue(forKey: id) else { return }
         runningPerHandler[run.delivery.handler, default: 1] -= 1
         run.timeoutSource = nil
@@ -264,9 +272,4 @@ extension Agent {
         return chain
     }
 
-    static func realtimeMicroseconds() -> UInt64 {
-        var ts = timespec()
-        clock_gettime(CLOCK_REALTIME, &ts)
-        return UInt64(ts.tv_sec) * 1_000_000 + UInt64(ts.tv_nsec / 1000)
-    }
 }

@@ -37,16 +37,14 @@ final class RunningDelivery {
     var delivery: Delivery
     let pid: pid_t
     let started: Duration
-    let startedRealtime: UInt64
     var childSource: EventSource?
     var timeoutSource: EventSource?
     var timedOut = false
 
-    init(delivery: Delivery, pid: pid_t, started: Duration, startedRealtime: UInt64) {
+    init(delivery: Delivery, pid: pid_t, started: Duration) {
         self.delivery = delivery
         self.pid = pid
         self.started = started
-        self.startedRealtime = startedRealtime
     }
 
     /// Signals the handler's whole process group: it was made a session leader, so its

@@ -17,7 +17,8 @@ struct Delivery {
     var attempts: Int
     /// FIFO order across all handlers.
     var sequence: UInt64
-    /// Moved into the container Inbox by this loop iteration: no need to look for it again at launch.
+    /// Placed in the container Inbox by intake, identity taken after the move, not launched yet:
+    /// launch need not look at it again.
     var justMoved = false
     /// The Inbox copy as the handler is given it; compared after the handler exits.
     var identity: FileIdentity?
@@ -85,10 +86,6 @@ struct DeliveryQueue {
         }
         count -= removed.count
         return removed.sorted { $0.sequence < $1.sequence }
-    }
-
-    func waiting(for handler: String) -> Int {
-        (queues[handler]?.count ?? 0) - heads[handler, default: 0]
     }
 }
 

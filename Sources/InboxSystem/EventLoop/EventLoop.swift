@@ -79,33 +79,17 @@ public final class EventLoop {
     }
 
     /// Calls `handler` with the exit status once child `pid` exits; sd-event then reaps it. sd-event
-    /// watches it through a pidfd of its own (pidfd_open(2)), which is cheaper than handing it ours:
-    /// given a pidfd it reads /proc/self/fdinfo to learn the pid (four syscalls on every launch).
-    public func addChild(pid: pid_t, _ handler: @escaping (ChildStatus) -> Void) throws(SystemError) -> EventSource {
+    /// watches it through a pidfd of its own (pidfd_open(2)), which is cheaper than handing it ours
+    /// (sd_event_add_child_pidfd reads /proc/self/fdinfo to learn the pid: four syscalls per launch).
+    public func addChild(pid: pid_t, _ handler: @escaping (ExitStatus) -> Void) throws(SystemError) -> EventSource {
         let box = CallbackBox(.child(handler))
         var source: OpaquePointer?
         let result = sd_event_add_child(event, &source, pid, WEXITED, { _, info, userdata in
             guard let info else { return 0 }
-            CallbackBox.from(userdata).fireChild(ChildStatus(info.pointee))
+            CallbackBox.from(userdata).fireChild(ExitStatus(info.pointee))
             return 0
         }, box.opaque)
         return try EventSource.make(source, box: box, result: result, operation: "sd_event_add_child")
-    }
-
-    /// Calls `handler` with the exit status once the child behind `pidfd` exits; sd-event then reaps it.
-    /// The source takes ownership of the pidfd and closes it when released.
-    public func addChild(pidfd: FileDescriptor,
-                         _ handler: @escaping (ChildStatus) -> Void) throws(SystemError) -> EventSource {
-        let box = CallbackBox(.child(handler))
-        var source: OpaquePointer?
-        let result = sd_event_add_child_pidfd(event, &source, pidfd.rawValue, WEXITED, { _, info, userdata in
-            guard let info else { return 0 }
-            CallbackBox.from(userdata).fireChild(ChildStatus(info.pointee))
-            return 0
-        }, box.opaque)
-        let wrapped = try EventSource.make(source, box: box, result: result, operation: "sd_event_add_child_pidfd")
-        _ = sd_event_source_set_child_pidfd_own(wrapped.source, 1)
-        return wrapped
     }
 
     /// Runs `handler` once at the end of the current loop iteration, after the other ready sources.
@@ -122,11 +106,8 @@ public final class EventLoop {
     }
 }
 
-/// How a child ended, from the `siginfo_t` sd-event hands over.
-public enum ChildStatus: Sendable, Hashable {
-    case exited(Int32)
-    case signaled(Int32)
-
+extension ExitStatus {
+    /// How a child ended, from the `siginfo_t` sd-event hands over.
     init(_ info: siginfo_t) {
         // si_code tells exit from signal (waitid(2)); the union's status field sits at the same place for both.
         let status = info._sifields._sigchld.si_status

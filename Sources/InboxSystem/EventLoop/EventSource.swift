@@ -34,10 +34,6 @@ public final class EventSource {
         _ = sd_event_source_set_priority(source, priority)
     }
 
-    /// Sets a description shown in sd-event's debug logging.
-    public func setDescription(_ text: String) {
-        _ = sd_event_source_set_description(source, text)
-    }
 }
 
 /// Holds a callback for the C side; the owning `EventSource` keeps it alive.
@@ -45,7 +41,7 @@ final class CallbackBox {
     enum Callback {
         case plain(() -> Void)
         case io((UInt32) -> Void)
-        case child((ChildStatus) -> Void)
+        case child((ExitStatus) -> Void)
     }
 
     let callback: Callback
@@ -60,5 +56,5 @@ final class CallbackBox {
 
     func firePlain() { if case .plain(let f) = callback { f() } }
     func fireIO(_ events: UInt32) { if case .io(let f) = callback { f(events) } }
-    func fireChild(_ status: ChildStatus) { if case .child(let f) = callback { f(status) } }
+    func fireChild(_ status: ExitStatus) { if case .child(let f) = callback { f(status) } }
 }
