@@ -9,7 +9,7 @@ let package = Package(
     ],
     targets: [
         // Pure logic: types, registrations, selection, field expansion, policies. No syscalls.
-        .target(name: "InboxCore"),
+        .target(name: "InboxCore", resources: [.embedInCode("Resources/BuiltinTypes.types")]),
         // libsystemd: sd-event, sd-journal, sd-daemon.
         .systemLibrary(name: "CSystemd", pkgConfig: "libsystemd", providers: [.apt(["libsystemd-dev"])]),
         // What Swift cannot call: variadic syscall(), the child side of spawning.

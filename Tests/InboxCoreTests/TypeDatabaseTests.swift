@@ -72,7 +72,8 @@ struct TypeDatabaseTests {
     @Test func builtinTableIsWellFormed() {
         let identifiers = database.allIdentifiers
         #expect(identifiers == identifiers.sorted())
-        #expect(Set(identifiers).count == BuiltinTypes.rows.count, "no duplicate rows")
+        #expect(Set(identifiers).count == BuiltinTypes.declarations.count, "no duplicate rows")
+        #expect(BuiltinTypes.parse(PackageResources.BuiltinTypes_types, path: BuiltinTypes.path).diagnostics.isEmpty)
         for identifier in identifiers {
             for parent in database.declaration(for: identifier)?.conformsTo ?? [] {
                 #expect(database.contains(parent), "\(identifier) conforms to undeclared \(parent)")

@@ -9,25 +9,29 @@ public enum RegistrationParser {
     /// (the file name without ".handler") is the default identifier. Any error rejects the whole file.
     public static func parse(_ bytes: [UInt8], path: String) -> RegistrationFile {
         let document = INILexer.lex(bytes, path: path, maximumSize: maximumSize)
-        var sink = DiagnosticSink(path: path, diagnostics: document.diagnostics)
-        if bytes.count > maximumSize { return RegistrationFile(registration: nil, diagnostics: sink.sorted) }
+        if bytes.count > maximumSize { return RegistrationFile(registration: nil, diagnostics: document.diagnostics) }
+        return build(document.sections, diagnostics: document.diagnostics, path: path)
+    }
 
+    /// Turns sections (from a `.handler` file, or made from an Info.plist) into a registration.
+    static func build(_ sections: [INISection], diagnostics: [Diagnostic], path: String) -> RegistrationFile {
+        var sink = DiagnosticSink(path: path, diagnostics: diagnostics)
         var handler = HandlerSection()
         var documentTypes: [DocumentType] = []
         var exportedTypes: [TypeDeclaration] = []
         var importedTypes: [TypeDeclaration] = []
-        for section in document.sections {
+        for section in sections {
             switch section.name {
             case "Handler":
                 handler.read(section, sink: &sink)
             case "DocumentType":
                 if let type = SectionReader.readDocumentType(section, sink: &sink) { documentTypes.append(type) }
             case "ExportedType":
-                if let type = SectionReader.readTypeDeclaration(section, exported: true, sink: &sink) {
+                if let type = SectionReader.readTypeDeclaration(section, origin: { .exported($0) }, sink: &sink) {
                     exportedTypes.append(type)
                 }
             case "ImportedType":
-                if let type = SectionReader.readTypeDeclaration(section, exported: false, sink: &sink) {
+                if let type = SectionReader.readTypeDeclaration(section, origin: { .imported($0) }, sink: &sink) {
                     importedTypes.append(type)
                 }
             default:
@@ -47,7 +51,7 @@ public enum RegistrationParser {
         if handler.identifier == nil && !IdentifierSyntax.isValid(identifier) {
             sink.error(handlerLine, "file name '\(identifier.abbreviated)' is not a valid identifier; set Identifier=")
         }
-        let hasDocumentTypeSection = document.sections.contains { $0.name == "DocumentType" }
+        let hasDocumentTypeSection = sections.contains { $0.name == "DocumentType" }
         if !hasDocumentTypeSection && handler.firstLine != nil {
             sink.warning(handlerLine, "no [DocumentType] section: this handler opens no files")
         }

@@ -103,7 +103,9 @@ enum SectionReader {
                             iconFiles: iconFiles, location: SourceLocation(file: sink.path, line: section.line))
     }
 
-    static func readTypeDeclaration(_ section: INISection, exported: Bool,
+    /// Reads an [ExportedType], [ImportedType] or type-table [Type] section; `origin` makes the declaration's
+    /// origin from the section's location.
+    static func readTypeDeclaration(_ section: INISection, origin: (SourceLocation) -> TypeDeclaration.Origin,
                                     sink: inout DiagnosticSink) -> TypeDeclaration? {
         var identifier: String?
         var description = ""
@@ -142,7 +144,7 @@ enum SectionReader {
         let location = SourceLocation(file: sink.path, line: section.line)
         return TypeDeclaration(identifier: identifier, description: description, conformsTo: conformsTo,
                                extensions: extensions, mimeTypes: mimeTypes,
-                               origin: exported ? .exported(location) : .imported(location))
+                               origin: origin(location))
     }
 
     private static func isMIMEType(_ text: String) -> Bool {
