@@ -3,6 +3,11 @@ struct INIEntry: Sendable, Hashable {
     let key: String
     let value: String
     let line: Int
+    /// How messages name the key when it came from another syntax (`LSHandlerRank` for an Info.plist's `Rank=`).
+    var label: String?
+
+    /// `Key=`, or the label.
+    var spelling: String { label ?? key + "=" }
 }
 
 /// One `[Section]` and the entries under it; a repeated header starts a new section.

@@ -1,4 +1,5 @@
-/// Parses `handlers.d/*.handler` files (systemd unit-file syntax) into registrations with file:line diagnostics.
+/// Parses `handlers.d/*.handler` files (systemd unit-file syntax) and `*.plist` files (Info.plist, XML or binary)
+/// into registrations with file:line diagnostics.
 public enum RegistrationParser {
     /// Files larger than this are rejected unread.
     public static let maximumSize = 1 << 20
@@ -6,16 +7,20 @@ public enum RegistrationParser {
     private static let knownSections: Set<String> = ["Handler", "DocumentType", "ExportedType", "ImportedType"]
 
     /// Parses one file; `path` is used only in diagnostics and `HandlerRegistration.path`, and its stem
-    /// (the file name without ".handler") is the default identifier. Any error rejects the whole file.
+    /// (the file name without ".handler" or ".plist") is the default identifier. Any error rejects the whole file.
+    /// A `.plist` path or a binary property list is read as an Info.plist (see `InfoPlist`).
     public static func parse(_ bytes: [UInt8], path: String) -> RegistrationFile {
+        if path.hasSuffix(".plist") || PropertyList.isBinary(bytes) { return InfoPlist.parse(bytes, path: path) }
         let document = INILexer.lex(bytes, path: path, maximumSize: maximumSize)
         if bytes.count > maximumSize { return RegistrationFile(registration: nil, diagnostics: document.diagnostics) }
         return build(document.sections, diagnostics: document.diagnostics, path: path)
     }
 
-    /// Turns sections (from a `.handler` file, or made from an Info.plist) into a registration.
-    static func build(_ sections: [INISection], diagnostics: [Diagnostic], path: String) -> RegistrationFile {
-        var sink = DiagnosticSink(path: path, diagnostics: diagnostics)
+    /// Turns sections (from a `.handler` file, or made from an Info.plist) into a registration. `positions` stands
+    /// in for lines in files that have none (see `DiagnosticSink`); `terms` words the messages about the whole file.
+    static func build(_ sections: [INISection], diagnostics: [Diagnostic], path: String,
+                      positions: [Int: String] = [:], terms: RegistrationTerms = .unit) -> RegistrationFile {
+        var sink = DiagnosticSink(path: path, diagnostics: diagnostics, positions: positions)
         var handler = HandlerSection()
         var documentTypes: [DocumentType] = []
         var exportedTypes: [TypeDeclaration] = []
@@ -44,16 +49,16 @@ public enum RegistrationParser {
         let handlerLine = handler.firstLine ?? 1
         if handler.firstLine == nil {
             sink.error(1, "missing [Handler] section")
-        } else if handler.exec == nil && !handler.execInvalid {
-            sink.error(handlerLine, "missing Exec= in [Handler]")
+        } else if handler.exec == nil && !handler.execInvalid, let message = terms.missingExec {
+            sink.error(handlerLine, message)
         }
         let identifier = handler.identifier ?? stem(of: path)
         if handler.identifier == nil && !IdentifierSyntax.isValid(identifier) {
-            sink.error(handlerLine, "file name '\(identifier.abbreviated)' is not a valid identifier; set Identifier=")
+            sink.error(handlerLine, "file name '\(identifier.abbreviated)' is not a valid identifier; set \(terms.identifierKey)")
         }
         let hasDocumentTypeSection = sections.contains { $0.name == "DocumentType" }
-        if !hasDocumentTypeSection && handler.firstLine != nil {
-            sink.warning(handlerLine, "no [DocumentType] section: this handler opens no files")
+        if !hasDocumentTypeSection && handler.firstLine != nil, let message = terms.noDocumentTypes {
+            sink.warning(handlerLine, message)
         }
 
         let diagnostics = sink.sorted
@@ -71,11 +76,26 @@ public enum RegistrationParser {
         return RegistrationFile(registration: registration, diagnostics: diagnostics)
     }
 
-    /// The file name without its directory and without a ".handler" suffix.
+    /// The file name without its directory and without a ".handler" or ".plist" suffix.
     static func stem(of path: String) -> String {
         let name = path.split(separator: "/").last.map(String.init) ?? path
-        return name.hasSuffix(".handler") ? String(name.dropLast(".handler".count)) : name
+        for suffix in [".handler", ".plist"] where name.hasSuffix(suffix) { return String(name.dropLast(suffix.count)) }
+        return name
     }
+
+    /// The keys of [Handler], Limit*= included.
+    static var handlerKeys: Set<String> { HandlerSection.keys }
+}
+
+/// How `build` words its messages about the file as a whole: in unit-file terms, or an Info.plist's.
+struct RegistrationTerms: Sendable {
+    /// nil when the caller has reported a bad Exec itself.
+    var missingExec: String? = "missing Exec= in [Handler]"
+    var identifierKey = "Identifier="
+    /// nil when the caller checks for document types itself.
+    var noDocumentTypes: String? = "no [DocumentType] section: this handler opens no files"
+
+    static let unit = RegistrationTerms()
 }
 
 /// What the [Handler] sections of a file say; repeated [Handler] sections add up, later keys override earlier ones.
@@ -95,6 +115,11 @@ private struct HandlerSection {
     var requiresLandlock = false
     var limits: [HandlerLimit.Key: HandlerLimit] = [:]
 
+    /// Every key `read` knows; keep in step with its switch.
+    static let keys: Set<String> = Set(["Identifier", "Name", "Exec", "User", "Group", "TimeoutSec", "MaxConcurrent",
+                                        "Environment", "ReadWritePaths", "RequireLandlock"]
+                                       + HandlerLimit.Key.allCases.map(\.rawValue))
+
     mutating func read(_ section: INISection, sink: inout DiagnosticSink) {
         if firstLine == nil { firstLine = section.line }
         for entry in section.entries {
@@ -104,7 +129,7 @@ private struct HandlerSection {
                 if value.isEmpty || IdentifierSyntax.isValid(value) {
                     identifier = value.isEmpty ? nil : value
                 } else {
-                    sink.error(entry.line, "invalid Identifier= '\(value.abbreviated)': use letters, digits, '.' and '-'")
+                    sink.error(entry.line, "invalid \(entry.spelling) '\(value.abbreviated)': use letters, digits, '.' and '-'")
                 }
             case "Name":
                 name = value.isEmpty ? nil : value

@@ -2,13 +2,22 @@
 struct DiagnosticSink {
     let path: String
     var diagnostics: [Diagnostic] = []
+    /// For a file without lines (a binary property list), the sections' "line" numbers are ordinals standing for
+    /// these positions; empty for files with lines.
+    var positions: [Int: String] = [:]
+
+    /// The location of a line, or of the position the line number stands for.
+    func location(_ line: Int) -> SourceLocation {
+        guard let position = positions[line] else { return SourceLocation(file: path, line: line) }
+        return SourceLocation(file: path, position: position)
+    }
 
     mutating func error(_ line: Int, _ message: String) {
-        diagnostics.append(Diagnostic(.error, at: SourceLocation(file: path, line: line), message))
+        diagnostics.append(Diagnostic(.error, at: location(line), message))
     }
 
     mutating func warning(_ line: Int, _ message: String) {
-        diagnostics.append(Diagnostic(.warning, at: SourceLocation(file: path, line: line), message))
+        diagnostics.append(Diagnostic(.warning, at: location(line), message))
     }
 
     /// Warns about a key no reader claimed; `X-` keys are reserved for extensions and pass silently.
@@ -49,7 +58,7 @@ enum SectionReader {
         let words = entry.value.split(whereSeparator: { $0 == " " || $0 == "\t" }).map(String.init)
         var valid = true
         for bad in words where !isValid(bad) {
-            sink.error(entry.line, "invalid \(what) '\(bad.abbreviated)' in \(entry.key)=")
+            sink.error(entry.line, "invalid \(what) '\(bad.abbreviated)' in \(entry.spelling)")
             valid = false
         }
         list += words
@@ -76,7 +85,7 @@ enum SectionReader {
                 } else if let parsed = HandlerRank(parsing: entry.value) {
                     rank = parsed
                 } else {
-                    sink.error(entry.line, "invalid Rank= '\(entry.value.abbreviated)': expected Owner, Default, Alternate or None")
+                    sink.error(entry.line, "invalid \(entry.spelling) '\(entry.value.abbreviated)': expected Owner, Default, Alternate or None")
                     valid = false
                 }
             case "Role":
@@ -85,7 +94,7 @@ enum SectionReader {
                 } else if let parsed = HandlerRole(parsing: entry.value) {
                     role = parsed
                 } else {
-                    sink.error(entry.line, "invalid Role= '\(entry.value.abbreviated)': expected Editor, Viewer, Shell or None")
+                    sink.error(entry.line, "invalid \(entry.spelling) '\(entry.value.abbreviated)': expected Editor, Viewer, Shell or None")
                     valid = false
                 }
             case "IconFiles":
@@ -100,7 +109,7 @@ enum SectionReader {
         }
         guard valid else { return nil }
         return DocumentType(name: name ?? contentTypes[0], contentTypes: contentTypes, rank: rank, role: role,
-                            iconFiles: iconFiles, location: SourceLocation(file: sink.path, line: section.line))
+                            iconFiles: iconFiles, location: sink.location(section.line))
     }
 
     /// Reads an [ExportedType], [ImportedType] or type-table [Type] section; `origin` makes the declaration's
@@ -119,7 +128,7 @@ enum SectionReader {
                 if entry.value.isEmpty || IdentifierSyntax.isValid(entry.value) {
                     identifier = entry.value.isEmpty ? nil : entry.value
                 } else {
-                    sink.error(entry.line, "invalid Identifier= '\(entry.value.abbreviated)': use letters, digits, '.' and '-'")
+                    sink.error(entry.line, "invalid \(entry.spelling) '\(entry.value.abbreviated)': use letters, digits, '.' and '-'")
                     valid = false
                 }
             case "Description":
@@ -141,7 +150,7 @@ enum SectionReader {
             return nil
         }
         guard valid else { return nil }
-        let location = SourceLocation(file: sink.path, line: section.line)
+        let location = sink.location(section.line)
         return TypeDeclaration(identifier: identifier, description: description, conformsTo: conformsTo,
                                extensions: extensions, mimeTypes: mimeTypes,
                                origin: origin(location))

@@ -1,18 +1,33 @@
-/// A position in a configuration or registration file, printed as `file:line`.
+/// A position in a configuration or registration file, printed as `file:line`; in a file without lines (a binary
+/// property list), as `file: position`.
 public struct SourceLocation: Sendable, Hashable, CustomStringConvertible {
     /// The file path as given to the parser.
     public let file: String
-    /// The 1-based line number.
+    /// The 1-based line number; 0 when the file has no lines.
     public let line: Int
+    /// In a file without lines, where: a key path (`CFBundleDocumentTypes[0].LSHandlerRank`) or a byte offset
+    /// (`offset 4096`); empty for the file as a whole. nil in files with lines.
+    public let position: String?
 
     /// Creates a location.
     public init(file: String, line: Int) {
         self.file = file
         self.line = line
+        self.position = nil
     }
 
-    /// `file:line`.
-    public var description: String { "\(file):\(line)" }
+    /// Creates a location in a file without lines.
+    public init(file: String, position: String) {
+        self.file = file
+        self.line = 0
+        self.position = position
+    }
+
+    /// `file:line`, `file: position`, or `file` for a file without lines as a whole.
+    public var description: String {
+        guard let position else { return "\(file):\(line)" }
+        return position.isEmpty ? file : "\(file): \(position)"
+    }
 }
 
 /// A problem found while reading a file, with the place it was found.

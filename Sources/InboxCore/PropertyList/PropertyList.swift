@@ -1,0 +1,23 @@
+/// Reads property lists, XML or binary (`bplist00`), without Foundation.
+///
+/// Input is untrusted: every size, offset and count is checked, nesting is bounded, reference cycles and
+/// exponential sharing in binary files are errors, and no input makes the reader trap.
+public enum PropertyList {
+    /// Arrays and dicts nested deeper than this are rejected; the readers recurse once per level.
+    public static let maximumDepth = 64
+
+    /// Parses a whole file: binary if it starts with `bplist`, XML otherwise.
+    public static func parse(_ bytes: [UInt8]) throws(PropertyListError) -> PropertyListNode {
+        if isBinary(bytes) {
+            var reader = try BinaryPropertyListReader(bytes)
+            return try reader.read()
+        }
+        var reader = XMLPropertyListReader(bytes)
+        return try reader.read()
+    }
+
+    /// True if the bytes start with the binary property list magic `bplist` (any version).
+    public static func isBinary(_ bytes: [UInt8]) -> Bool {
+        bytes.starts(with: [0x62, 0x70, 0x6C, 0x69, 0x73, 0x74])
+    }
+}

@@ -1,0 +1,182 @@
+/// Reads an XML property list (Apple's plist DTD, as CoreFoundation and Python's plistlib write it).
+///
+/// UTF-8 only. Every error carries the line it was found on; nesting is bounded by `PropertyList.maximumDepth`.
+struct XMLPropertyListReader {
+    private var scanner: XMLScanner
+
+    init(_ bytes: [UInt8]) {
+        scanner = XMLScanner(bytes)
+    }
+
+    mutating func read() throws(PropertyListError) -> PropertyListNode {
+        try checkEncoding()
+        if scanner.bytes.starts(with: [0xEF, 0xBB, 0xBF]) { scanner.index = 3 }
+        try readDeclaration()
+        try scanner.skipMisc()
+        if scanner.looks(at: Markup.doctypeOpen) {
+            try scanner.skipDoctype()
+            try scanner.skipMisc()
+        }
+        guard !scanner.atEnd else { throw scanner.error("no <plist> element", at: scanner.index) }
+        guard scanner.bytes[scanner.index] == UInt8(ascii: "<"), !scanner.looks(at: Markup.endOpen) else {
+            throw scanner.error("expected <plist>", at: scanner.index)
+        }
+        let plist = try scanner.readStartTag()
+        guard plist.name == "plist" else {
+            throw scanner.error("expected <plist>, found <\(plist.name.abbreviated)>", at: plist.offset)
+        }
+        guard !plist.isEmpty else { throw scanner.error("<plist> holds no value", at: plist.offset) }
+        try scanner.skipMisc(inside: plist)
+        guard !scanner.atEnd, !scanner.looks(at: Markup.endOpen) else {
+            if scanner.atEnd { throw scanner.error("<plist> is never closed", at: plist.offset) }
+            throw scanner.error("<plist> holds no value", at: plist.offset)
+        }
+        let root = try readValue(depth: 1, inside: plist)
+        try scanner.skipMisc(inside: plist)
+        guard !scanner.atEnd else { throw scanner.error("<plist> is never closed", at: plist.offset) }
+        guard scanner.looks(at: Markup.endOpen) else {
+            throw scanner.error("<plist> holds more than one value", at: scanner.index)
+        }
+        try scanner.readEndTag(closing: plist)
+        try scanner.skipMisc()
+        guard scanner.atEnd else { throw scanner.error("unexpected content after </plist>", at: scanner.index) }
+        return root
+    }
+
+    /// The file must be UTF-8 without NUL bytes; the error names the first bad line.
+    private func checkEncoding() throws(PropertyListError) {
+        let bytes = scanner.bytes
+        var start = 0
+        while start < bytes.count {
+            let end = bytes[start...].firstIndex(of: 0x0A) ?? bytes.count
+            let line = bytes[start..<end]
+            if String(validating: line, as: UTF8.self) == nil { throw scanner.error("not valid UTF-8", at: start) }
+            if line.contains(0) { throw scanner.error("NUL byte", at: start) }
+            start = end + 1
+        }
+    }
+
+    /// `<?xml version="1.0" encoding="UTF-8"?>`, which may only come first; any encoding but UTF-8 is refused.
+    private mutating func readDeclaration() throws(PropertyListError) {
+        guard scanner.looks(at: Markup.declarationOpen), scanner.index + 5 < scanner.bytes.count,
+              XMLScanner.isSpace(scanner.bytes[scanner.index + 5]) else { return }
+        let start = scanner.index
+        guard scanner.skip(past: Markup.processingClose) else {
+            throw scanner.error("XML declaration is never closed", at: start)
+        }
+        let declaration = String(decoding: scanner.bytes[start..<scanner.index], as: UTF8.self)
+        guard let range = declaration.firstRange(of: "encoding") else { return }
+        let rest = declaration[range.upperBound...].drop { $0 == " " || $0 == "=" || $0 == "\t" }
+        guard let quote = rest.first, quote == "\"" || quote == "'" else {
+            throw scanner.error("malformed XML declaration", at: start)
+        }
+        let encoding = rest.dropFirst().prefix { $0 != quote }
+        guard ["utf-8", "utf8", "us-ascii", "ascii"].contains(encoding.lowercased()) else {
+            throw scanner.error("encoding '\(String(encoding).abbreviated)' is not supported: use UTF-8", at: start)
+        }
+    }
+
+    /// Reads one value element at `<`; `container` is the element it sits in, for messages.
+    private mutating func readValue(depth: Int, inside container: XMLTag) throws(PropertyListError) -> PropertyListNode {
+        let offset = scanner.index
+        if scanner.looks(at: Markup.cdataOpen) {
+            throw scanner.error("unexpected CDATA section in <\(container.name)>", at: offset)
+        }
+        let tag = try scanner.readStartTag()
+        let location = PropertyListLocation.line(scanner.line(at: offset))
+        switch tag.name {
+        case "dict":
+            return PropertyListNode(.dict(try readDict(tag, depth: depth)), at: location)
+        case "array":
+            return PropertyListNode(.array(try readArray(tag, depth: depth)), at: location)
+        case "string":
+            return PropertyListNode(.string(try scanner.readText(of: tag)), at: location)
+        case "integer":
+            let text = try scanner.readText(of: tag).trimmingINIWhitespace()
+            guard let value = PropertyListText.integer(text) else {
+                throw scanner.error("invalid integer '\(text.abbreviated)'", at: offset)
+            }
+            return PropertyListNode(.integer(value), at: location)
+        case "real":
+            let text = try scanner.readText(of: tag).trimmingINIWhitespace()
+            guard let value = PropertyListText.real(text) else {
+                throw scanner.error("invalid real '\(text.abbreviated)'", at: offset)
+            }
+            return PropertyListNode(.real(value), at: location)
+        case "true", "false":
+            let text = try scanner.readText(of: tag)
+            guard text.trimmingINIWhitespace().isEmpty else {
+                throw scanner.error("<\(tag.name)> must be empty", at: offset)
+            }
+            return PropertyListNode(.bool(tag.name == "true"), at: location)
+        case "date":
+            let text = try scanner.readText(of: tag).trimmingINIWhitespace()
+            guard let value = PropertyListText.date(text) else {
+                throw scanner.error("invalid date '\(text.abbreviated)': expected YYYY-MM-DDTHH:MM:SSZ", at: offset)
+            }
+            return PropertyListNode(.date(value), at: location)
+        case "data":
+            guard let value = PropertyListText.base64(try scanner.readText(of: tag)) else {
+                throw scanner.error("invalid base64 in <data>", at: offset)
+            }
+            return PropertyListNode(.data(value), at: location)
+        case "key":
+            throw scanner.error("<key> outside a <dict>", at: offset)
+        default:
+            throw scanner.error("unknown element <\(tag.name.abbreviated)>", at: offset)
+        }
+    }
+
+    private mutating func checkDepth(_ depth: Int, _ tag: XMLTag) throws(PropertyListError) {
+        guard depth <= PropertyList.maximumDepth else {
+            throw scanner.error("nested deeper than \(PropertyList.maximumDepth) levels", at: tag.offset)
+        }
+    }
+
+    private mutating func readArray(_ tag: XMLTag, depth: Int) throws(PropertyListError) -> [PropertyListNode] {
+        try checkDepth(depth, tag)
+        guard !tag.isEmpty else { return [] }
+        var elements: [PropertyListNode] = []
+        while true {
+            try scanner.skipMisc(inside: tag)
+            guard !scanner.atEnd else { throw scanner.error("<array> is never closed", at: tag.offset) }
+            if scanner.looks(at: Markup.endOpen) {
+                try scanner.readEndTag(closing: tag)
+                return elements
+            }
+            elements.append(try readValue(depth: depth + 1, inside: tag))
+        }
+    }
+
+    private mutating func readDict(_ tag: XMLTag, depth: Int) throws(PropertyListError) -> [PropertyListEntry] {
+        try checkDepth(depth, tag)
+        guard !tag.isEmpty else { return [] }
+        var entries: [PropertyListEntry] = []
+        var seen: [String: Int] = [:]
+        while true {
+            try scanner.skipMisc(inside: tag)
+            guard !scanner.atEnd else { throw scanner.error("<dict> is never closed", at: tag.offset) }
+            if scanner.looks(at: Markup.endOpen) {
+                try scanner.readEndTag(closing: tag)
+                return entries
+            }
+            let keyOffset = scanner.index
+            let keyLine = scanner.line(at: keyOffset)
+            guard scanner.nameAhead() == "key" else {
+                throw scanner.error("<\(scanner.nameAhead().abbreviated)> in <dict> without a <key> before it", at: keyOffset)
+            }
+            let key = try scanner.readText(of: try scanner.readStartTag())
+            try scanner.skipMisc(inside: tag)
+            guard !scanner.atEnd else { throw scanner.error("<dict> is never closed", at: tag.offset) }
+            if scanner.looks(at: Markup.endOpen) || scanner.nameAhead() == "key" {
+                throw scanner.error("key '\(key.abbreviated)' has no value", at: keyOffset)
+            }
+            let value = try readValue(depth: depth + 1, inside: tag)
+            if let first = seen[key] {
+                throw scanner.error("duplicate key '\(key.abbreviated)' (first on line \(first))", at: keyOffset)
+            }
+            seen[key] = keyLine
+            entries.append(PropertyListEntry(key: key, at: .line(keyLine), value: value))
+        }
+    }
+}
