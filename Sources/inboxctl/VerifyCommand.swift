@@ -9,10 +9,11 @@ enum VerifyCommand {
     static let help = """
         OVERVIEW: Check registration files and configuration files without the agent.
 
-        Each problem is printed as 'file:line: message'; the exit status is 1 when any file
-        has an error. A PATH may be a *.handler registration, a directory of them,
-        defaults.conf or inboxd.conf. With no PATH, the handlers.d search path is checked
-        (or the --handlers directories).
+        Each problem is printed as 'file:line: message' (a binary plist has no lines: 'file:
+        key path: message'); the exit status is 1 when any file has an error. A PATH may be a
+        registration (*.handler, or an Info.plist *.plist), a directory of them, defaults.conf
+        or inboxd.conf. With no PATH, the handlers.d search path is checked (or the --handlers
+        directories).
 
         USAGE: \(usage)
 
@@ -72,7 +73,7 @@ enum VerifyCommand {
         case .failure(let error):
             return [Diagnostic(.error, at: SourceLocation(file: path, line: 1), error.description)]
         case .success(let bytes):
-            if name.hasSuffix(".handler") {
+            if RegistrationLoader.suffixes.contains(where: { name.hasSuffix($0) }) {
                 let parsed = RegistrationParser.parse(bytes, path: path)
                 let declarations = (parsed.registration?.exportedTypes ?? []) + (parsed.registration?.importedTypes ?? [])
                 return parsed.diagnostics + TypeDatabase.builtin.adding(declarations).diagnostics
@@ -80,7 +81,7 @@ enum VerifyCommand {
             if name == "defaults.conf" { return ConfigurationParser.parseDefaults(bytes, path: path).diagnostics }
             if name.hasSuffix(".conf") { return ConfigurationParser.parseAgent(bytes, path: path).diagnostics }
             return [Diagnostic(.error, at: SourceLocation(file: path, line: 1),
-                               "not a registration (*.handler), defaults.conf or inboxd.conf")]
+                               "not a registration (*.handler, *.plist), defaults.conf or inboxd.conf")]
         }
     }
 

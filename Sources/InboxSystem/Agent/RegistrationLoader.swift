@@ -17,9 +17,10 @@ public struct LoadedRegistrations: Sendable {
 }
 
 public enum RegistrationLoader {
-    public static let suffix = ".handler"
+    /// Registration files: unit syntax, or an Info.plist (XML or binary).
+    public static let suffixes = [".handler", ".plist"]
 
-    /// Reads every `*.handler` in the search path. Never throws: each problem is a diagnostic.
+    /// Reads every `*.handler` and `*.plist` in the search path. Never throws: each problem is a diagnostic.
     public static func load(directories: [String]) -> LoadedRegistrations {
         var loaded = LoadedRegistrations()
         var seen: Set<String> = []
@@ -27,7 +28,7 @@ public enum RegistrationLoader {
         for directory in directories {
             guard let dir = try? Directory(path: directory), let names = try? dir.entries() else { continue }
             let candidates = names.compactMap { String(validating: $0, as: UTF8.self) }
-                .filter { $0.hasSuffix(suffix) && !$0.hasPrefix(".") }
+                .filter { name in !name.hasPrefix(".") && suffixes.contains { name.hasSuffix($0) } }
                 .sorted()
             for name in candidates where !seen.contains(name) {
                 seen.insert(name)
