@@ -1,0 +1,90 @@
+import Foundation
+import Testing
+
+/// Registrations written as Info.plists by a real tool (Python's plistlib), binary and XML, loaded by the real agent.
+@Suite(.serialized, .enabled(if: Journal.available, Comment(rawValue: Journal.unavailableReason)),
+       .enabled(if: Plistlib.available, Comment(rawValue: Plistlib.unavailableReason)))
+struct InfoPlistTests {
+    @Test func binaryAndXMLInfoPlistsRegisterHandlers() throws {
+        let world = try AgentHarness()
+        let binary = "test.binary-plist.\(world.tag)"
+        let text = "test.xml-plist.\(world.tag)"
+        try Plistlib.write(infoPlist(world, binary, type: "com.example.binary-plist-\(world.tag)", extensions: ["bplisttest"]),
+                           to: world.handlers.appendingPathComponent("\(binary).plist"), format: "binary")
+        try Plistlib.write(infoPlist(world, text, type: "com.example.xml-plist-\(world.tag)", extensions: ["xplisttest"]),
+                           to: world.handlers.appendingPathComponent("\(text).plist"), format: "xml")
+        var broken = infoPlist(world, "test.broken-plist.\(world.tag)", type: "com.example.broken", extensions: ["broken"])
+        broken["CFBundleDocumentTypes"] = [["LSItemContentTypes": ["public.data"], "LSHandlerRank": "Boss"]]
+        let brokenURL = world.handlers.appendingPathComponent("broken.plist")
+        try Plistlib.write(broken, to: brokenURL, format: "binary")
+        try world.start()
+
+        let loaded = try world.waitForRegistrationLoads(1)
+        let handlers = loaded.first?[field: "INBOX_HANDLERS"]?.split(separator: " ").map(String.init) ?? []
+        #expect(Set(handlers) == [binary, text])
+        #expect(loaded.first?[field: "INBOX_REJECTED"] == brokenURL.path)
+        // A binary file has no lines: the error names the key path.
+        let errors = world.journal(["MESSAGE_ID=3b0a2c9d6e1f4a7b8c5d2e0f1a3b4c5b"])
+        #expect(errors.compactMap { $0[field: "MESSAGE"] }.contains(
+            "\(brokenURL.path): CFBundleDocumentTypes[0].LSHandlerRank: invalid LSHandlerRank 'Boss': expected Owner, Default, Alternate or None"))
+
+        try world.drop("one.bplisttest", contents: Array("binary".utf8))
+        try world.drop("two.xplisttest", contents: Array("xml".utf8))
+        let finished = try world.waitForEvents("finished", count: 2)
+        let handledBy = Dictionary(uniqueKeysWithValues: finished.compactMap { entry -> (String, String)? in
+            guard let file = entry[field: "INBOX_FILE"], let handler = entry[field: "INBOX_HANDLER"] else { return nil }
+            return (URL(fileURLWithPath: file).lastPathComponent, handler)
+        })
+        #expect(handledBy == ["one.bplisttest": binary, "two.xplisttest": text])
+        // The handlers ran with the Exec words and Environment the plists gave them.
+        let records = world.recordings().values
+        #expect(records.contains { $0.contains("[--type] [com.example.binary-plist-\(world.tag)]") })
+        #expect(records.contains { $0.contains("INBOX_CONTENT_TYPE=com.example.xml-plist-\(world.tag)") })
+    }
+
+    /// An Info.plist running the harness's recorder for one exported type.
+    private func infoPlist(_ world: AgentHarness, _ identifier: String, type: String, extensions: [String]) -> [String: Any] {
+        [
+            "CFBundleIdentifier": identifier,
+            "CFBundleName": "Info.plist test handler",
+            "CFBundleVersion": "1.0",
+            "InboxdHandler": [
+                "Exec": [world.recorderURL.path, "--file", "%f", "--type", "%t", "--source", "%s"],
+                "Environment": ["OUTPUT_DIR=\(world.output.path)", "EXIT_CODE=0"],
+                "ReadWritePaths": [world.output.path],
+                "TimeoutSec": 30,
+            ] as [String: Any],
+            "CFBundleDocumentTypes": [["CFBundleTypeName": "Test documents", "LSItemContentTypes": [type],
+                                       "LSHandlerRank": "Owner", "CFBundleTypeRole": "Viewer"]],
+            "UTExportedTypeDeclarations": [["UTTypeIdentifier": type, "UTTypeConformsTo": ["public.data"],
+                                            "UTTypeTagSpecification": ["public.filename-extension": extensions]]],
+        ]
+    }
+}
+
+/// Python's plistlib, run through `/usr/bin/env python3`: the tool that writes the plists these tests read.
+enum Plistlib {
+    static let available: Bool = {
+        (try? run("/usr/bin/env", ["python3", "-c", "import plistlib"]).status) == 0
+    }()
+
+    static let unavailableReason = "python3 with plistlib is not installed"
+
+    /// Writes `value` (JSON-compatible) as a property list, `format` "binary" or "xml".
+    static func write(_ value: [String: Any], to url: URL, format: String) throws {
+        let json = url.deletingLastPathComponent().appendingPathComponent(".\(url.lastPathComponent).json")
+        try JSONSerialization.data(withJSONObject: value).write(to: json)
+        defer { try? FileManager.default.removeItem(at: json) }
+        let script = """
+            import json, plistlib, sys
+            fmt = plistlib.FMT_BINARY if sys.argv[3] == "binary" else plistlib.FMT_XML
+            with open(sys.argv[1]) as source, open(sys.argv[2], "wb") as target:
+                plistlib.dump(json.load(source), target, fmt=fmt)
+            """
+        let result = try run("/usr/bin/env", ["python3", "-c", script, json.path, url.path, format])
+        guard result.status == 0 else {
+            Issue.record("plistlib failed: \(result.stderr)")
+            throw POSIXError(.EIO)
+        }
+    }
+}
