@@ -254,9 +254,17 @@ struct InfoPlistTests {
         <array><string>public.png</string></array></dict></array>
         """
 
-    static func handler(_ keys: String) -> String { "<key>InboxdHandler</key> <dict><key>Exec</key> <string>/bin/true</string>\(keys)</dict>" }
-    static func documentType(_ keys: String) -> String { "<key>CFBundleDocumentTypes</key> <array><dict>\(keys)</dict></array>" }
-    static func exported(_ keys: String) -> String { "<key>UTExportedTypeDeclarations</key> <array><dict>\(keys)</dict></array>" }
+    static func handler(_ keys: String) -> String {
+        "<key>InboxdHandler</key> <dict><key>Exec</key> <string>/bin/true</string>\(keys)</dict>"
+    }
+
+    static func documentType(_ keys: String) -> String {
+        "<key>CFBundleDocumentTypes</key> <array><dict>\(keys)</dict></array>"
+    }
+
+    static func exported(_ keys: String) -> String {
+        "<key>UTExportedTypeDeclarations</key> <array><dict>\(keys)</dict></array>"
+    }
 
     static let errorCases: [Case] = [
         Case(name: "not a dict", input: lines("<?xml version=\"1.0\"?>", "<plist>", "<array/>", "</plist>"),

@@ -9,10 +9,10 @@ struct InfoPlistTests {
         let world = try AgentHarness()
         let binary = "test.binary-plist.\(world.tag)"
         let text = "test.xml-plist.\(world.tag)"
-        try Plistlib.write(infoPlist(world, binary, type: "com.example.binary-plist-\(world.tag)", extensions: ["bplisttest"]),
-                           to: world.handlers.appendingPathComponent("\(binary).plist"), format: "binary")
-        try Plistlib.write(infoPlist(world, text, type: "com.example.xml-plist-\(world.tag)", extensions: ["xplisttest"]),
-                           to: world.handlers.appendingPathComponent("\(text).plist"), format: "xml")
+        let binaryPlist = infoPlist(world, binary, type: "com.example.binary-plist-\(world.tag)", extensions: ["bplisttest"])
+        try Plistlib.write(binaryPlist, to: world.handlers.appendingPathComponent("\(binary).plist"), format: "binary")
+        let textPlist = infoPlist(world, text, type: "com.example.xml-plist-\(world.tag)", extensions: ["xplisttest"])
+        try Plistlib.write(textPlist, to: world.handlers.appendingPathComponent("\(text).plist"), format: "xml")
         var broken = infoPlist(world, "test.broken-plist.\(world.tag)", type: "com.example.broken", extensions: ["broken"])
         broken["CFBundleDocumentTypes"] = [["LSItemContentTypes": ["public.data"], "LSHandlerRank": "Boss"]]
         let brokenURL = world.handlers.appendingPathComponent("broken.plist")
@@ -25,8 +25,8 @@ struct InfoPlistTests {
         #expect(loaded.first?[field: "INBOX_REJECTED"] == brokenURL.path)
         // A binary file has no lines: the error names the key path.
         let errors = world.journal(["MESSAGE_ID=3b0a2c9d6e1f4a7b8c5d2e0f1a3b4c5b"])
-        #expect(errors.compactMap { $0[field: "MESSAGE"] }.contains(
-            "\(brokenURL.path): CFBundleDocumentTypes[0].LSHandlerRank: invalid LSHandlerRank 'Boss': expected Owner, Default, Alternate or None"))
+        #expect(errors.compactMap { $0[field: "MESSAGE"] }.contains("\(brokenURL.path): CFBundleDocumentTypes[0].LSHandlerRank: "
+            + "invalid LSHandlerRank 'Boss': expected Owner, Default, Alternate or None"))
 
         try world.drop("one.bplisttest", contents: Array("binary".utf8))
         try world.drop("two.xplisttest", contents: Array("xml".utf8))

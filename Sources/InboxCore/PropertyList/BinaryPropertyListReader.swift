@@ -103,7 +103,8 @@ struct BinaryPropertyListReader {
         case 0x3:
             guard info == 3 else { throw failure("unknown object type 0x\(Self.hex(marker))") }
             try checkSpan(offset + 1, count: 8, unit: 1, location)
-            return PropertyListNode(.date(Double(bitPattern: Self.unsigned(bytes, at: offset + 1, size: 8))), at: location)
+            let seconds = Double(bitPattern: Self.unsigned(bytes, at: offset + 1, size: 8))
+            return PropertyListNode(.date(seconds), at: location)
         case 0x4:
             let (start, count) = try span(offset, info: info, unit: 1)
             try charge(count, location)
@@ -118,7 +119,9 @@ struct BinaryPropertyListReader {
             let (start, count) = try span(offset, info: info, unit: 2)
             try charge(count * 2, location)
             let units = (0..<count).map { UInt16(bytes[start + 2 * $0]) << 8 | UInt16(bytes[start + 2 * $0 + 1]) }
-            guard let text = String(validating: units, as: UTF16.self) else { throw failure("string is not valid UTF-16") }
+            guard let text = String(validating: units, as: UTF16.self) else {
+                throw failure("string is not valid UTF-16")
+            }
             return PropertyListNode(.string(text), at: location)
         case 0x8:
             guard info < 8 else { throw failure("UID of \(info + 1) bytes is not supported") }
@@ -213,7 +216,8 @@ struct BinaryPropertyListReader {
     }
 
     /// Checks that `count` items of `unit` bytes from `start` lie before the offset table.
-    private func checkSpan(_ start: Int, count: Int, unit: Int, _ location: PropertyListLocation) throws(PropertyListError) {
+    private func checkSpan(_ start: Int, count: Int, unit: Int,
+                           _ location: PropertyListLocation) throws(PropertyListError) {
         let (size, overflow) = count.multipliedReportingOverflow(by: unit)
         guard !overflow, start <= tableStart, size <= tableStart - start else {
             throw PropertyListError("object runs past the end of the objects (truncated?)", at: location)

@@ -163,7 +163,8 @@ struct XMLPropertyListReader {
             let keyOffset = scanner.index
             let keyLine = scanner.line(at: keyOffset)
             guard scanner.nameAhead() == "key" else {
-                throw scanner.error("<\(scanner.nameAhead().abbreviated)> in <dict> without a <key> before it", at: keyOffset)
+                let name = scanner.nameAhead().abbreviated
+                throw scanner.error("<\(name)> in <dict> without a <key> before it", at: keyOffset)
             }
             let key = try scanner.readText(of: try scanner.readStartTag())
             try scanner.skipMisc(inside: tag)

@@ -149,7 +149,8 @@ struct XMLScanner {
             index += 1
             skipWhitespace()
             guard index < bytes.count, bytes[index] == UInt8(ascii: "\"") || bytes[index] == UInt8(ascii: "'") else {
-                throw error("attribute '\(attribute.abbreviated)' of <\(name.abbreviated)> needs a quoted value", at: start)
+                throw error("attribute '\(attribute.abbreviated)' of <\(name.abbreviated)> needs a quoted value",
+                            at: start)
             }
             let quote = bytes[index]
             index += 1
@@ -173,8 +174,8 @@ struct XMLScanner {
         }
         index += 1
         guard name == open.name else {
-            throw error("mismatched tag: <\(open.name)> from line \(line(at: open.offset)) closed by </\(name.abbreviated)>",
-                        at: start)
+            let opened = line(at: open.offset)
+            throw error("mismatched tag: <\(open.name)> from line \(opened) closed by </\(name.abbreviated)>", at: start)
         }
     }
 
@@ -245,7 +246,8 @@ struct XMLScanner {
         let valid = !digits.isEmpty && digits.unicodeScalars.allSatisfy {
             hex ? $0.properties.isASCIIHexDigit : ($0.value >= 0x30 && $0.value <= 0x39)
         }
-        guard valid, let value = UInt32(digits, radix: hex ? 16 : 10), value != 0, let scalar = Unicode.Scalar(value) else {
+        guard valid, let value = UInt32(digits, radix: hex ? 16 : 10), value != 0,
+              let scalar = Unicode.Scalar(value) else {
             throw error("invalid character reference '&\(name);'", at: start)
         }
         return Array(String(Character(scalar)).utf8)

@@ -42,7 +42,7 @@ struct InfoPlistMapper {
                     if let section = typeDeclaration(fields, path, location, name: name) { declarations.append(section) }
                 }
             default:
-                // Apple's other keys (CFBundleVersion, NSDocumentClass, ...) mean nothing here; ours must be spelled right.
+                // Apple's other keys (CFBundleVersion, ...) mean nothing here; ours must be spelled right.
                 if key.hasPrefix("Inboxd") {
                     sink.warning(line(entry.keyLocation, key), "unknown key '\(key.abbreviated)', ignored")
                 }
@@ -65,7 +65,8 @@ struct InfoPlistMapper {
             let path = "InboxdHandler." + key
             if key == "Identifier" || key == "Name" {
                 let instead = key == "Identifier" ? "CFBundleIdentifier" : "CFBundleName"
-                sink.warning(line(entry.keyLocation, path), "unknown key '\(key)' in InboxdHandler, ignored: use \(instead)")
+                sink.warning(line(entry.keyLocation, path),
+                             "unknown key '\(key)' in InboxdHandler, ignored: use \(instead)")
             } else if RegistrationParser.handlerKeys.contains(key) {
                 if let text = handlerValue(entry.value, key, path) {
                     handler.entries.append(INIEntry(key: key, value: text, line: line(entry.value.location, path)))

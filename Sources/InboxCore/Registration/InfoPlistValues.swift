@@ -29,11 +29,12 @@ extension InfoPlistMapper {
             for (index, element) in elements.enumerated() {
                 let elementPath = "\(path)[\(index)]"
                 guard case .string(let word) = element.value else {
-                    sink.error(line(element.location, elementPath), "\(key) must hold only strings, not \(element.value.kind)")
+                    sink.error(line(element.location, elementPath),
+                               "\(key) must hold only strings, not \(element.value.kind)")
                     return nil
                 }
                 guard let word = carried(word, key, element, elementPath) else { return nil }
-                // ReadWritePaths= is split at spaces and knows no quotes; Exec= and Environment= are split as systemd does.
+                // ReadWritePaths= is split at spaces, without quotes; Exec= and Environment= as systemd splits.
                 if key == "ReadWritePaths" && (word.isEmpty || word.contains(" ")) {
                     sink.error(line(element.location, elementPath), "ReadWritePaths cannot hold an empty path or a space")
                     return nil
@@ -66,12 +67,14 @@ extension InfoPlistMapper {
         var words: [String] = []
         for (element, elementPath) in elements {
             guard case .string(let word) = element.value else {
-                sink.error(line(element.location, elementPath), "\(key) must hold only strings, not \(element.value.kind)")
+                sink.error(line(element.location, elementPath),
+                           "\(key) must hold only strings, not \(element.value.kind)")
                 return nil
             }
             guard let word = carried(word, key, element, elementPath) else { return nil }
             guard !word.isEmpty, !word.contains(where: { $0 == " " || $0 == "\t" }) else {
-                sink.error(line(element.location, elementPath), "\(key) holds '\(word.abbreviated)': a list item cannot be empty or hold blanks")
+                sink.error(line(element.location, elementPath),
+                           "\(key) holds '\(word.abbreviated)': a list item cannot be empty or hold blanks")
                 return nil
             }
             words.append(word)

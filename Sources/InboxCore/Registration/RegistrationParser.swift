@@ -54,7 +54,8 @@ public enum RegistrationParser {
         }
         let identifier = handler.identifier ?? stem(of: path)
         if handler.identifier == nil && !IdentifierSyntax.isValid(identifier) {
-            sink.error(handlerLine, "file name '\(identifier.abbreviated)' is not a valid identifier; set \(terms.identifierKey)")
+            sink.error(handlerLine,
+                       "file name '\(identifier.abbreviated)' is not a valid identifier; set \(terms.identifierKey)")
         }
         let hasDocumentTypeSection = sections.contains { $0.name == "DocumentType" }
         if !hasDocumentTypeSection && handler.firstLine != nil, let message = terms.noDocumentTypes {
