@@ -12,10 +12,12 @@ let package = Package(
         .target(name: "InboxCore", resources: [.embedInCode("Resources/BuiltinTypes.types")]),
         // libsystemd: sd-event, sd-journal, sd-daemon.
         .systemLibrary(name: "CSystemd", pkgConfig: "libsystemd", providers: [.apt(["libsystemd-dev"])]),
+        // libmagic: content sniffing.
+        .systemLibrary(name: "CMagic", pkgConfig: "libmagic", providers: [.apt(["libmagic-dev"])]),
         // What Swift cannot call: variadic syscall(), the child side of spawning.
         .target(name: "CShims"),
         // The thin Linux layer.
-        .target(name: "InboxSystem", dependencies: ["InboxCore", "CSystemd", "CShims"]),
+        .target(name: "InboxSystem", dependencies: ["InboxCore", "CSystemd", "CMagic", "CShims"]),
         // The Swift runtime is linked statically: the agent maps only the pages it uses, which keeps
         // its resident memory under DESIGN.md's 12 MB (about 12.0 MB dynamic, 9.5 MB static). Release builds
         // only: debug builds link the agent into the test bundle, which needs the shared Foundation.

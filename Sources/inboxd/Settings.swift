@@ -40,6 +40,7 @@ func makeSettings(_ options: AgentCommandLine) -> Result<AgentSettings, AgentCom
         retryPolicy: policy, defaultTimeout: config.defaultTimeoutDisabled ? nil : config.defaultTimeout ?? .seconds(300), stopTimeout: .seconds(10),
         logTarget: options.logTarget ?? .auto, logLevel: options.logLevel ?? .info)
     settings.landlock = config.landlock ?? .auto
+    settings.contentSniffing = config.contentSniffing ?? true
     return .success(settings)
 }
 

@@ -27,7 +27,7 @@ struct CrossDeviceTests {
         #expect(world.contents(of: world.containerInbox(handler)).isEmpty)
 
         // Without a handler the copy is kept in unhandled/, attributes and all.
-        try world.drop("far.unknownkind", contents: Array("kept".utf8), attributes: ["user.inbox.source-app": "com.example.far"])
+        try world.drop("far.unknownkind", contents: [0x00, 0x9F, 0x13, 0xFE, 0x37, 0x00, 0x80], attributes: ["user.inbox.source-app": "com.example.far"])
         _ = try Journal.wait(for: ["_PID=\(world.pid)", "INBOX_EVENT=unhandled"])
         #expect(world.contents(of: world.unhandledDirectory) == ["far.unknownkind"])
         #expect(attribute("user.inbox.source-app", of: world.unhandledDirectory.appendingPathComponent("far.unknownkind"))

@@ -71,7 +71,8 @@ struct DeliveryTests {
         let world = try AgentHarness()
         try world.register("test.png-only.\(world.tag)", contentTypes: "public.png")
         try world.start()
-        try world.drop("notes.strangeformat", contents: Array("hello".utf8),
+        // Bytes libmagic has no name for, so neither the name nor the content says anything.
+        try world.drop("notes.strangeformat", contents: [0x00, 0x9F, 0x13, 0xFE, 0x37, 0x00, 0x80],
                        attributes: ["user.inbox.source-app": "com.example.chat"])
         let unhandled = try Journal.wait(for: ["_PID=\(world.pid)", "INBOX_EVENT=unhandled"])
         #expect(unhandled.first?["INBOX_CONTENT_TYPE"] as? String == "public.data")

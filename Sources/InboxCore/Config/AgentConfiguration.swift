@@ -18,6 +18,8 @@ public struct AgentConfiguration: Sendable, Hashable {
     public var defaultTimeoutDisabled: Bool
     /// Landlock=: whether handlers are sandboxed.
     public var landlock: LandlockMode?
+    /// ContentSniffing=: whether libmagic's view of the content takes part in deciding a file's type.
+    public var contentSniffing: Bool?
 
     /// Creates a configuration; every setting defaults to "unset".
     public init(inboxes: [String] = [], handlerDirectories: [String] = [], stateDirectory: String? = nil,

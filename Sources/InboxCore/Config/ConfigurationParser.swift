@@ -6,7 +6,8 @@ public enum ConfigurationParser {
     public static let maximumSize = 1 << 20
 
     /// inboxd.conf: [Agent] Inbox= and HandlersDirectory= (repeatable, empty clears), StateDirectory=, MaxConcurrent=,
-    /// MaxAttempts=, RetryDelaySec= (time span), TimeoutSec=. Paths must be absolute.
+    /// MaxAttempts=, RetryDelaySec= (time span), TimeoutSec=,
+    /// Landlock=, ContentSniffing=. Paths must be absolute.
     public static func parseAgent(_ bytes: [UInt8], path: String) -> (configuration: AgentConfiguration,
                                                                        diagnostics: [Diagnostic]) {
         var sink = DiagnosticSink(path: path, diagnostics: [])
@@ -42,6 +43,14 @@ public enum ConfigurationParser {
                 } else {
                     sink.error(entry.line, "invalid Landlock= '\(value.abbreviated)': expected auto, require or off")
                 }
+            case "ContentSniffing":
+                if value.isEmpty {
+                    configuration.contentSniffing = nil
+                } else if let flag = BooleanSyntax.parse(value) {
+                    configuration.contentSniffing = flag
+                } else {
+                    sink.error(entry.line, "invalid ContentSniffing= '\(value.abbreviated)': expected yes or no")
+                }
             default:
                 sink.unknownKey(entry, in: "Agent")
             }
@@ -55,7 +64,7 @@ public enum ConfigurationParser {
         var sink = DiagnosticSink(path: path, diagnostics: [])
         var preferences = HandlerPreferences()
         for entry in entries(of: "Defaults", in: bytes, path: path, sink: &sink) where !entry.key.hasPrefix("X-") {
-            guard IdentifierSyntax.isValid(entry.key) else {
+            guard TypeIdentifierSyntax.isValid(entry.key) else {
                 sink.error(entry.line, "invalid type identifier '\(entry.key.abbreviated)'")
                 continue
             }

@@ -45,6 +45,18 @@ enum IdentifierSyntax {
     }
 }
 
+/// Type identifiers: `[A-Za-z0-9.+_-]+`, the handler identifier characters plus the `+` and `_` of MIME subtypes
+/// (so that dynamic identifiers such as `dyn.mime.image.svg+xml` can be named).
+enum TypeIdentifierSyntax {
+    static func isValid(_ text: String) -> Bool {
+        !text.isEmpty && text.utf8.count <= 255 && text.utf8.allSatisfy { byte in
+            (byte >= 0x30 && byte <= 0x39) || (byte >= 0x41 && byte <= 0x5A) || (byte >= 0x61 && byte <= 0x7A)
+                || byte == UInt8(ascii: ".") || byte == UInt8(ascii: "-") || byte == UInt8(ascii: "+")
+                || byte == UInt8(ascii: "_")
+        }
+    }
+}
+
 /// Readers for the sections that describe types: [DocumentType], [ExportedType], [ImportedType].
 enum SectionReader {
     /// Adds a space-separated list to `list`, checking each word; an empty value clears the list (systemd semantics).
@@ -77,7 +89,9 @@ enum SectionReader {
             case "Name":
                 name = entry.value.isEmpty ? nil : entry.value
             case "ContentTypes":
-                if !readList(entry, into: &contentTypes, what: "type identifier", isValid: IdentifierSyntax.isValid,
+                // UTIs, or MIME types (`image/png`), which are taken as the UTI the type database gives them.
+                if !readList(entry, into: &contentTypes, what: "type identifier or MIME type",
+                             isValid: { TypeIdentifierSyntax.isValid($0) || MIMEDatabase.isMIMEType($0) },
                              sink: &sink) { valid = false }
             case "Rank":
                 if entry.value.isEmpty {
@@ -125,16 +139,16 @@ enum SectionReader {
         for entry in section.entries {
             switch entry.key {
             case "Identifier":
-                if entry.value.isEmpty || IdentifierSyntax.isValid(entry.value) {
+                if entry.value.isEmpty || TypeIdentifierSyntax.isValid(entry.value) {
                     identifier = entry.value.isEmpty ? nil : entry.value
                 } else {
-                    sink.error(entry.line, "invalid \(entry.spelling) '\(entry.value.abbreviated)': use letters, digits, '.' and '-'")
+                    sink.error(entry.line, "invalid \(entry.spelling) '\(entry.value.abbreviated)': use letters, digits, '.', '-', '+' and '_'")
                     valid = false
                 }
             case "Description":
                 description = entry.value
             case "ConformsTo":
-                if !readList(entry, into: &conformsTo, what: "type identifier", isValid: IdentifierSyntax.isValid,
+                if !readList(entry, into: &conformsTo, what: "type identifier", isValid: TypeIdentifierSyntax.isValid,
                              sink: &sink) { valid = false }
             case "Extensions":
                 if !readList(entry, into: &extensions, what: "extension", isValid: { !$0.contains("/") && $0 != "." },

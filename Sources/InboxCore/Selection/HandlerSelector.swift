@@ -5,46 +5,65 @@ public enum HandlerSelector {
     /// identifier ascending.
     public static func select(type: String, registrations: [HandlerRegistration], database: TypeDatabase,
                               preferences: HandlerPreferences) -> Selection {
-        let chain = database.conformanceChain(of: type)
-        let preferredHandler = chain.lazy.compactMap { preferences.byType[$0] }.first
+        select(type: type, index: SelectionIndex(registrations), database: database, preferences: preferences)
+    }
 
-        var best: [String: Candidate] = [:]
-        for registration in registrations {
-            for documentType in registration.documentTypes where documentType.rank != .none {
-                for contentType in documentType.contentTypes {
-                    guard let distance = database.distance(from: type, to: contentType) else { continue }
-                    let candidate = Candidate(handler: registration.identifier, documentType: documentType,
-                                              matchedType: contentType, distance: distance,
-                                              preferred: registration.identifier == preferredHandler)
-                    if let current = best[candidate.handler], !isBetter(candidate, than: current) { continue }
-                    best[candidate.handler] = candidate
+    /// How much of the ranking a caller needs.
+    public enum Ranking: Sendable {
+        /// Every candidate, best first (the "Open In" list).
+        case all
+        /// The chosen one, any that tie with it and the runner-up: what dispatching needs, without sorting them all.
+        case best
+    }
+
+    /// The same, through an index built once per registration load: the cost is the type's conformance chain and
+    /// the claims on it, not the number of registrations.
+    public static func select(type: String, index: SelectionIndex, database: TypeDatabase,
+                              preferences: HandlerPreferences, ranking: Ranking = .all) -> Selection {
+        let ancestors = database.ancestorsByDistance(of: type)
+        let preferredHandler = ancestors.lazy.compactMap { preferences.byType[$0.identifier] }.first
+        let preferred = preferredHandler.flatMap { index.registration($0) }
+
+        // Per registration, its best claim, compared by plain integers; Candidate values only for the winners.
+        struct Best {
+            var claim: SelectionIndex.Claim
+            var contentType: String
+            var distance: Int
+        }
+        var bestByRegistration: [Int32: Best] = [:]
+        for (contentType, distance) in ancestors {
+            for claim in index.claims(on: contentType) {
+                if let current = bestByRegistration[claim.registration],
+                   current.claim.rank > claim.rank || (current.claim.rank == claim.rank && current.distance <= distance) {
+                    continue
                 }
+                bestByRegistration[claim.registration] = Best(claim: claim, contentType: contentType, distance: distance)
             }
         }
-        let candidates = best.values.sorted { a, b in
+        let best = bestByRegistration.values.map { entry in
+            Candidate(handler: index.handlers[Int(entry.claim.registration)],
+                      documentType: index.documentTypes[Int(entry.claim.registration)][Int(entry.claim.documentType)],
+                      matchedType: entry.contentType, distance: entry.distance,
+                      preferred: entry.claim.registration == preferred)
+        }
+        let ordered: (Candidate, Candidate) -> Bool = { a, b in
             if isBetter(a, than: b) { return true }
             if isBetter(b, than: a) { return false }
             return a.handler < b.handler
         }
-        guard let first = candidates.first else {
-            return Selection(candidates: [], reason: "no handler for \(type)", tieBroken: false)
+        switch ranking {
+        case .all:
+            let candidates = best.sorted(by: ordered)
+            return Selection(candidates: candidates, type: type,
+                             second: candidates.count > 1 ? candidates[1] : nil)
+        case .best:
+            // Without sorting every candidate: the best, those that tie with it, and the runner-up.
+            guard let top = best.min(by: ordered) else { return Selection(candidates: [], type: type, second: nil) }
+            let tied = best.filter { !isBetter(top, than: $0) }.sorted(by: ordered)
+            if tied.count > 1 { return Selection(candidates: tied, type: type, second: tied[1]) }
+            let second = best.filter { $0.handler != top.handler }.min(by: ordered)
+            return Selection(candidates: [top] + (second.map { [$0] } ?? []), type: type, second: second)
         }
-        guard candidates.count > 1 else {
-            return Selection(candidates: candidates, reason: first.preferred ? "preferred in defaults.conf" : "only candidate",
-                             tieBroken: false)
-        }
-        let second = candidates[1]
-        let reason: String
-        if first.preferred != second.preferred {
-            reason = "preferred in defaults.conf"
-        } else if first.rank != second.rank {
-            reason = "rank \(first.rank.name)"
-        } else if first.distance != second.distance {
-            reason = "more specific type \(first.matchedType)"
-        } else {
-            reason = "tie broken by identifier"
-        }
-        return Selection(candidates: candidates, reason: reason, tieBroken: reason == "tie broken by identifier")
     }
 
     /// Strictly better by preference, then rank, then distance; equal candidates are not better.

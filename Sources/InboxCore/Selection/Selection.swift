@@ -42,4 +42,28 @@ public struct Selection: Sendable, Hashable {
         self.reason = reason
         self.tieBroken = tieBroken
     }
+
+    /// A selection whose reason compares the first candidate with the runner-up.
+    init(candidates: [Candidate], type: String, second: Candidate?) {
+        guard let first = candidates.first else {
+            self.init(candidates: [], reason: "no handler for \(type)", tieBroken: false)
+            return
+        }
+        guard let second else {
+            self.init(candidates: candidates, reason: first.preferred ? "preferred in defaults.conf" : "only candidate",
+                      tieBroken: false)
+            return
+        }
+        let reason: String
+        if first.preferred != second.preferred {
+            reason = "preferred in defaults.conf"
+        } else if first.rank != second.rank {
+            reason = "rank \(first.rank.name)"
+        } else if first.distance != second.distance {
+            reason = "more specific type \(first.matchedType)"
+        } else {
+            reason = "tie broken by identifier"
+        }
+        self.init(candidates: candidates, reason: reason, tieBroken: reason == "tie broken by identifier")
+    }
 }

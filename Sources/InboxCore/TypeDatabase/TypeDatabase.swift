@@ -7,7 +7,12 @@ public struct TypeDatabase: Sendable {
     private let declarations: [TypeDeclaration]
     private let byIdentifier: [String: Int]
     private let byExtension: [String: String]
-    private let byMIMEType: [String: String]
+    private var byMIMEType: [String: String]
+    private var longestExtension = 1
+    /// The host's MIME database: names through its globs, and a dynamic identifier for every MIME type without a UTI.
+    public private(set) var mime: MIMEDatabase = .empty
+    /// The dynamic declarations of the MIME database's types, made once when it is attached.
+    private var dynamic: [String: TypeDeclaration] = [:]
 
     /// Builds a database from declarations as given; a repeated identifier keeps its first declaration.
     public init(_ declarations: [TypeDeclaration]) {
@@ -33,6 +38,34 @@ public struct TypeDatabase: Sendable {
         }
         self.byExtension = byExtension
         self.byMIMEType = byMIMEType
+        self.longestExtension = byExtension.keys.map { $0.split(separator: ".").count }.max() ?? 1
+    }
+
+    /// The same types with the host's MIME database attached: its aliases map to the UTIs of their canonical types
+    /// and back, its globs name files, and its types without a UTI become dynamic identifiers.
+    public func attaching(_ mime: MIMEDatabase) -> TypeDatabase {
+        var database = TypeDatabase(declarations, aliasedBy: mime)
+        database.mime = mime
+        var dynamic: [String: TypeDeclaration] = [:]
+        for type in mime.knownTypes where database.identifier(forMIMEType: type) == nil {
+            let declaration = database.dynamicDeclaration(type)
+            dynamic[declaration.identifier] = declaration
+        }
+        database.dynamic = dynamic
+        return database
+    }
+
+    private init(_ declarations: [TypeDeclaration], aliasedBy mime: MIMEDatabase) {
+        self.init(declarations)
+        var byMIMEType = self.byMIMEType
+        for (type, identifier) in self.byMIMEType {
+            let canonical = mime.canonical(type)
+            if byMIMEType[canonical] == nil { byMIMEType[canonical] = identifier }
+        }
+        for (type, identifier) in byMIMEType {
+            for alias in mime.aliases(of: type) where byMIMEType[alias] == nil { byMIMEType[alias] = identifier }
+        }
+        self.byMIMEType = byMIMEType
     }
 
     private static func tagPriority(_ a: (offset: Int, element: TypeDeclaration),
@@ -41,7 +74,7 @@ public struct TypeDatabase: Sendable {
             switch origin {
             case .exported: 0
             case .imported: 1
-            case .builtin: 2
+            case .builtin, .dynamic: 2
             }
         }
         let (ra, rb) = (rank(a.element.origin), rank(b.element.origin))
@@ -76,7 +109,7 @@ public struct TypeDatabase: Sendable {
                 diagnostics.append(Diagnostic(.warning, at: location,
                     "type '\(declaration.identifier)' is already exported by \(first), ignored"))
                 continue
-            case .imported, nil:
+            case .imported, .dynamic, nil:
                 break
             }
             if let first = accepted[declaration.identifier], let firstLocation = first.origin.location {
@@ -118,7 +151,7 @@ public struct TypeDatabase: Sendable {
         let replaced = Set(order)
         let merged = self.declarations.filter { !replaced.contains($0.identifier) } + order.compactMap { accepted[$0] }
         diagnostics.sort { ($0.location.file, $0.location.line) < ($1.location.file, $1.location.line) }
-        return (TypeDatabase(merged), diagnostics)
+        return (TypeDatabase(merged).attaching(mime), diagnostics)
     }
 
     private static func reaches(from start: String, target: String, parents: (String) -> [String]) -> Bool {
@@ -131,13 +164,20 @@ public struct TypeDatabase: Sendable {
         return false
     }
 
-    /// The declaration of an identifier, if known.
+    /// The declaration of an identifier, if known; a dynamic identifier's is made from the MIME database.
     public func declaration(for identifier: String) -> TypeDeclaration? {
-        byIdentifier[identifier].map { declarations[$0] }
+        if let index = byIdentifier[identifier] { return declarations[index] }
+        if let declaration = dynamic[identifier] { return declaration }
+        return DynamicType.mimeType(of: identifier).map { dynamicDeclaration($0) }
     }
 
-    /// True if the identifier is declared.
+    /// True if the identifier is declared or is the dynamic identifier of a well-formed MIME type.
     public func contains(_ identifier: String) -> Bool {
+        byIdentifier[identifier] != nil || DynamicType.mimeType(of: identifier) != nil
+    }
+
+    /// True if the identifier is declared by the table or a registration (not dynamic).
+    public func declares(_ identifier: String) -> Bool {
         byIdentifier[identifier] != nil
     }
 
@@ -160,6 +200,21 @@ public struct TypeDatabase: Sendable {
         return chain
     }
 
+    /// identifier (distance 0) and every ancestor with its shortest ConformsTo distance, nearest first.
+    public func ancestorsByDistance(of identifier: String) -> [(identifier: String, distance: Int)] {
+        var result: [(identifier: String, distance: Int)] = [(identifier, 0)]
+        var seen: Set<String> = [identifier]
+        var index = 0
+        while index < result.count {
+            let (node, distance) = result[index]
+            for parent in declaration(for: node)?.conformsTo ?? [] where seen.insert(parent).inserted {
+                result.append((parent, distance + 1))
+            }
+            index += 1
+        }
+        return result
+    }
+
     /// Shortest ConformsTo distance from identifier to ancestor (0 when equal), nil if it doesn't conform.
     public func distance(from identifier: String, to ancestor: String) -> Int? {
         var level = [identifier]
@@ -179,18 +234,31 @@ public struct TypeDatabase: Sendable {
         return nil
     }
 
-    /// Case-insensitive extension (no dot) -> identifier; registration types win over built-in ones.
+    /// Case-insensitive extension (no dot) -> declared identifier; registration types win over built-in ones.
     public func identifier(forExtension ext: String) -> String? {
         let lower = ext.lowercased()
         return byExtension[lower.hasPrefix(".") ? String(lower.dropFirst()) : lower]
     }
 
-    /// Case-insensitive MIME type -> identifier; parameters (";charset=...") are dropped if the full form is unknown.
+    /// Case-insensitive MIME type -> declared identifier, also through the MIME database's aliases; parameters
+    /// (";charset=...") are dropped if the full form is unknown.
     public func identifier(forMIMEType mime: String) -> String? {
         let lower = mime.lowercased().filter { $0 != " " && $0 != "\t" }
         if let identifier = byMIMEType[lower] { return identifier }
-        guard let semicolon = lower.firstIndex(of: ";") else { return nil }
-        return byMIMEType[String(lower[..<semicolon])]
+        let plain = MIMEDatabase.normalized(lower)
+        return byMIMEType[plain] ?? byMIMEType[self.mime.canonical(plain)]
+    }
+
+    /// The declared identifier of a MIME type, else its dynamic identifier; nil only for a malformed MIME type.
+    public func typeIdentifier(forMIMEType mime: String) -> String? {
+        if let identifier = identifier(forMIMEType: mime) { return identifier }
+        let canonical = self.mime.canonical(mime)
+        return MIMEDatabase.isMIMEType(canonical) ? DynamicType.identifier(for: canonical) : nil
+    }
+
+    /// The MIME type of an identifier: its preferred one, or the one a dynamic identifier stands for.
+    public func mimeType(of identifier: String) -> String? {
+        declaration(for: identifier)?.mimeTypes.first
     }
 
     /// The first extension declared for the identifier.
@@ -203,9 +271,72 @@ public struct TypeDatabase: Sendable {
         declaration(for: identifier)?.mimeTypes.first
     }
 
-    /// Every known identifier, sorted.
+    /// Every declared identifier, sorted.
     public var allIdentifiers: [String] {
         declarations.map(\.identifier).sorted()
+    }
+
+    /// The dynamic identifiers of the MIME database's types that no declaration claims, sorted.
+    public var dynamicIdentifiers: [String] {
+        mime.knownTypes.filter { identifier(forMIMEType: $0) == nil }.map(DynamicType.identifier(for:)).sorted()
+    }
+
+    /// What a file's name says about its type (DESIGN: the name rule, README "How a file's type is decided").
+    ///
+    /// 1. an extension a registration declares (exported, then imported), longest dotted suffix first;
+    /// 2. shared-mime-info's glob for the name, when its MIME type has a declared UTI;
+    /// 3. an extension of the built-in table, longest dotted suffix first;
+    /// 4. the glob's MIME type as a dynamic identifier.
+    public func nameType(of fileName: String) -> NameType? {
+        let name = String(fileName.split(separator: "/").last ?? Substring(fileName))
+        let declared = declaredExtension(of: name)
+        if let declared, declaration(for: declared.identifier)?.origin != .builtin {
+            return NameType(identifier: declared.identifier, mimeType: mimeType(of: declared.identifier),
+                            match: "*." + declared.suffix)
+        }
+        let glob = mime.match(fileName: name)
+        if let glob, let identifier = identifier(forMIMEType: glob.mimeType) {
+            return NameType(identifier: identifier, mimeType: glob.mimeType, match: glob.pattern)
+        }
+        if let declared {
+            return NameType(identifier: declared.identifier, mimeType: mimeType(of: declared.identifier),
+                            match: "*." + declared.suffix)
+        }
+        if let glob {
+            return NameType(identifier: DynamicType.identifier(for: glob.mimeType), mimeType: glob.mimeType,
+                            match: glob.pattern)
+        }
+        return nil
+    }
+
+    /// The longest dotted suffix of the name that the tag table knows ("a.tar.gz": "tar.gz", then "gz").
+    private func declaredExtension(of name: String) -> (identifier: String, suffix: String)? {
+        let parts = name.lowercased().split(separator: ".", omittingEmptySubsequences: false)
+        guard parts.count > 1, !(parts.count == 2 && parts[0].isEmpty) else { return nil }
+        let deepest = min(longestExtension, parts.count - 1)
+        for count in stride(from: deepest, through: 1, by: -1) {
+            let suffix = parts.suffix(count).joined(separator: ".")
+            if count == parts.count - 1 && parts[0].isEmpty { continue }
+            if let identifier = byExtension[suffix] { return (identifier, suffix) }
+        }
+        return nil
+    }
+
+    private func dynamicDeclaration(_ mimeType: String) -> TypeDeclaration {
+        var parents: [String] = []
+        for parent in mime.parents(of: mimeType) {
+            if let identifier = typeIdentifier(forMIMEType: parent), identifier != DynamicType.identifier(for: mimeType),
+               !parents.contains(identifier) {
+                parents.append(identifier)
+            }
+        }
+        if let family = DynamicType.family(of: mimeType), byIdentifier[family] != nil, !parents.contains(family) {
+            parents.append(family)
+        }
+        if parents.isEmpty && !mimeType.hasPrefix("inode/") { parents = ["public.data"] }
+        return TypeDeclaration(identifier: DynamicType.identifier(for: mimeType), description: mimeType,
+                               conformsTo: parents, extensions: mime.extensions(of: mimeType),
+                               mimeTypes: [mimeType] + mime.aliases(of: mimeType), origin: .dynamic)
     }
 }
 

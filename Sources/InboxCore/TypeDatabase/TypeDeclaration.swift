@@ -3,13 +3,15 @@ public struct TypeDeclaration: Sendable, Hashable {
     /// Where a declaration came from.
     public enum Origin: Sendable, Hashable {
         case builtin
+        /// Made from a MIME type that no declaration claims (`dyn.mime.<type>.<subtype>`).
+        case dynamic
         case exported(SourceLocation)
         case imported(SourceLocation)
 
         /// The registration section that declared the type; nil for built-in types.
         public var location: SourceLocation? {
             switch self {
-            case .builtin: nil
+            case .builtin, .dynamic: nil
             case .exported(let location), .imported(let location): location
             }
         }

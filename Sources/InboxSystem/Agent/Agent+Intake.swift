@@ -175,18 +175,17 @@ extension Agent {
             attempts = stored.attempts
         }
         let cleanName = FileNames.sanitized(name)
-        let resolved = TypeResolver.resolve(explicit: metadata.contentType, fileName: cleanName, in: registrations.database)
-        for note in resolved.diagnostics {
-            logger.log(.warning, "\(shown): \(note)", fields: ["INBOX_FILE": shown, "INBOX_DELIVERY_ID": id])
-        }
+        let resolved = resolveType(file, name: cleanName, explicit: metadata.contentType, shown: shown, id: id,
+                                   sourceApp: metadata.sourceApp, sourceUID: sourceUID)
         if logger.isEnabled(.debug) && fresh {
             logger.log(.debug, "Arrived \(shown)", event: .arrived, fields: [
                 "INBOX_FILE": shown, "INBOX_DELIVERY_ID": id, "INBOX_CONTENT_TYPE": resolved.identifier,
                 "INBOX_TYPE_SOURCE": resolved.source.rawValue, "INBOX_SOURCE_APP": metadata.sourceApp,
                 "INBOX_SOURCE_UID": String(sourceUID)])
         }
-        let selection = HandlerSelector.select(type: resolved.identifier, registrations: registrations.registrations,
-                                               database: registrations.database, preferences: preferences)
+        let selection = HandlerSelector.select(type: resolved.identifier, index: registrations.index,
+                                               database: registrations.database, preferences: preferences,
+                                               ranking: .best)
         guard let chosen = selection.chosen else {
             park(name, file: file, from: directory, shown: shown, id: id, type: resolved, sourceApp: metadata.sourceApp,
                  sourceUID: sourceUID)
@@ -218,6 +217,57 @@ extension Agent {
         case .failure(let error):
             logger.log(.error, "Cannot move \(shown) into \(container.inbox.path): \(error); it stays where it is",
                        fields: ["INBOX_FILE": shown, "INBOX_HANDLER": chosen.handler, "INBOX_DELIVERY_ID": id])
+        }
+    }
+
+    /// The file's type from its attribute, its name and, unless ContentSniffing=no, its first bytes
+    /// (TypeResolver has the rule). Problems and mismatches are logged here.
+    func resolveType(_ file: OpenedFile, name: String, explicit: String?, shown: String, id: String?,
+                     sourceApp: String?, sourceUID: UInt32?) -> ResolvedType {
+        let claim = TypeResolver.claim(explicit: explicit, fileName: name, in: registrations.database)
+        var content: String?
+        if let sniffer {
+            switch sniffer.sniff(file.descriptor, classifyingText: claim.needsTextClassified) {
+            case .success(let mimeType):
+                content = mimeType
+            case .failure(let error):
+                logger.log(.warning, "Cannot sniff \(shown): \(error); its name and attribute decide its type",
+                           fields: ["INBOX_FILE": shown, "INBOX_DELIVERY_ID": id])
+            }
+        }
+        let resolved = TypeResolver.decide(claim, content: content, in: registrations.database)
+        for note in resolved.diagnostics {
+            logger.log(.warning, "\(shown): \(note)", fields: ["INBOX_FILE": shown, "INBOX_DELIVERY_ID": id])
+        }
+        if let mismatch = resolved.mismatch {
+            reportMismatch(mismatch, resolved: resolved, content: content, shown: shown, id: id, sourceApp: sourceApp,
+                           sourceUID: sourceUID)
+        }
+        return resolved
+    }
+
+    /// A claim the content contradicts. When the content won, every such file is a warning: someone named or
+    /// labelled it as something it is not. When the claim was kept (the content is text or ZIP, which the claimed
+    /// type may well be made of), the pair is reported once per registration load, since declaring the type's
+    /// ConformsTo= (e.g. public.json) is the fix and a burst must not flood the journal.
+    func reportMismatch(_ mismatch: ResolvedType.Mismatch, resolved: ResolvedType, content: String?, shown: String,
+                        id: String?, sourceApp: String?, sourceUID: UInt32?) {
+        let claim = mismatch.claimSource == .attribute ? "its content-type attribute says" : "its name says"
+        func emit(_ priority: LogPriority, _ message: String) {
+            logger.log(priority, message, event: .mismatch, fields: [
+                "INBOX_FILE": shown, "INBOX_DELIVERY_ID": id, "INBOX_CONTENT_TYPE": resolved.identifier,
+                "INBOX_TYPE_SOURCE": resolved.source.rawValue, "INBOX_CLAIMED_TYPE": mismatch.claimed,
+                "INBOX_CLAIM_SOURCE": mismatch.claimSource.rawValue, "INBOX_SNIFFED_TYPE": mismatch.content,
+                "INBOX_SNIFFED_MIME_TYPE": content, "INBOX_SOURCE_APP": sourceApp,
+                "INBOX_SOURCE_UID": sourceUID.map { String($0) }])
+        }
+        if mismatch.contentWon {
+            emit(.warning, "\(shown): \(claim) \(mismatch.claimed) but the content is \(mismatch.content); "
+                 + "typed by its content")
+        } else if reportedCarrierMismatches.insert(mismatch.claimed + " " + mismatch.content).inserted {
+            emit(.notice, "\(shown): \(claim) \(mismatch.claimed) but the content is \(mismatch.content), which "
+                 + "cannot disprove it; kept \(mismatch.claimed). A type made of text or ZIP should say so in ConformsTo= "
+                 + "(public.json, public.xml, public.text, public.zip-archive). Not repeated for this pair until the next reload")
         }
     }
 
@@ -309,8 +359,9 @@ extension Agent {
     private func requeue(_ name: String, file: OpenedFile, in container: Container) {
         let attributes = ExtendedAttributes(file.descriptor)
         let metadata = senderMetadata(attributes, shown: container.inbox.child(name))
-        let resolved = TypeResolver.resolve(explicit: metadata.contentType, fileName: name, in: registrations.database)
         let stored = Self.storedDelivery(attributes)
+        let resolved = resolveType(file, name: name, explicit: metadata.contentType, shown: container.inbox.child(name),
+                                   id: stored.id, sourceApp: metadata.sourceApp, sourceUID: stored.sourceUID)
         nextSequence += 1
         queue.append(Delivery(
             id: stored.id ?? Self.newDeliveryID(), handler: container.handler, fileName: name,

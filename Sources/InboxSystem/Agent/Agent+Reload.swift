@@ -20,11 +20,20 @@ extension Agent {
     }
 
     func reloadRegistrations() {
-        let loaded = RegistrationLoader.load(directories: settings.handlerDirectories)
+        let (mime, problems) = MIMEDatabaseLoader.load(directories: settings.mimeDirectories)
+        for problem in problems {
+            logger.log(.warning, "MIME database: \(problem)")
+        }
+        mimeDatabase = mime
+        reportedCarrierMismatches.removeAll()
+        let loaded = RegistrationLoader.load(directories: settings.handlerDirectories, mime: mime)
         for diagnostic in loaded.diagnostics {
+            // A binary Info.plist has no lines: its diagnostics name a key path (CONFIG_POSITION) instead.
+            let location = diagnostic.location
             logger.log(diagnostic.severity == .error ? .error : .warning, diagnostic.description,
                        event: .registrationError, fields: [
-                "CONFIG_FILE": diagnostic.location.file, "CONFIG_LINE": String(diagnostic.location.line)])
+                "CONFIG_FILE": location.file, "CONFIG_LINE": location.line > 0 ? String(location.line) : nil,
+                "CONFIG_POSITION": location.position.flatMap { $0.isEmpty ? nil : $0 }])
         }
         var identities: [String: Result<Identity, Identity.LookupError>] = [:]
         for registration in loaded.registrations where registration.user != nil || registration.group != nil {

@@ -30,6 +30,14 @@ public final class Agent {
     var registrationsLoadedAt: Duration = .zero
     var chainCache: [String: [String]] = [:]
 
+    // Types.
+    /// shared-mime-info, read with the registrations.
+    var mimeDatabase = MIMEDatabase.empty
+    /// libmagic; nil with ContentSniffing=no.
+    var sniffer: ContentSniffer?
+    /// Mismatches where the claim was kept, each reported once per registration load (see reportMismatch).
+    var reportedCarrierMismatches: Set<String> = []
+
     // Sandbox.
     /// The Landlock ABI handlers are sandboxed with; 0 when there is none (or Landlock=off).
     var landlockABI = 0
@@ -99,6 +107,7 @@ public final class Agent {
         _ = inbox_set_child_subreaper()
 
         setUpLandlock()
+        guard setUpSniffing() else { return EXIT_FAILURE }
         inotifySource = try loop.addIO(inotify.descriptor) { [unowned self] _ in self.readInotify() }
         let pump = try loop.addDefer { [unowned self] in self.pumpIntake() }
         pump.setPriority(Priority.intake)
@@ -153,6 +162,24 @@ public final class Agent {
             ? "handlers are refused (Landlock=require)"
             : "handlers are confined by permissions and the after-exit check only; those with RequireLandlock=yes are refused"
         logger.log(.warning, "\(why): \(consequence)", fields: ["INBOX_LANDLOCK_ABI": "0"])
+    }
+
+    /// Loads libmagic unless ContentSniffing=no. A broken libmagic stops the agent: without it a file's name
+    /// alone would decide, and an executable named .png would reach an image viewer.
+    func setUpSniffing() -> Bool {
+        guard settings.contentSniffing else {
+            logger.log(.warning, "Content sniffing is off (ContentSniffing=no): names and attributes alone decide types")
+            return true
+        }
+        do throws(SniffError) {
+            let sniffer = try ContentSniffer()
+            self.sniffer = sniffer
+            logger.log(.debug, "Content sniffing with libmagic \(sniffer.version), first \(ContentSniffer.byteLimit) bytes")
+            return true
+        } catch {
+            logger.log(.error, "Cannot load libmagic: \(error); install libmagic-mgc or set ContentSniffing=no")
+            return false
+        }
     }
 
     /// Coalesces STATUS= and status file updates to a few per second during bursts.

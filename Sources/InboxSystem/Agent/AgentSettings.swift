@@ -17,6 +17,10 @@ public struct AgentSettings: Sendable {
     public var logLevel: LogPriority
     /// Landlock= of inboxd.conf.
     public var landlock: LandlockMode = .auto
+    /// Whether file contents are sniffed with libmagic when deciding a type (ContentSniffing=).
+    public var contentSniffing = true
+    /// shared-mime-info directories, most important first (each holds globs2, subclasses, aliases).
+    public var mimeDirectories: [String] = MIMEDatabaseLoader.defaultDirectories()
 
     public init(inboxes: [String], handlerDirectories: [String], stateDirectory: String, runtimeDirectory: String,
                 defaultsFile: String?, maxConcurrent: Int, retryPolicy: RetryPolicy, defaultTimeout: Duration?,

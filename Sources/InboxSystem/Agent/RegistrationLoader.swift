@@ -6,6 +6,8 @@ import InboxCore
 public struct LoadedRegistrations: Sendable {
     public var registrations: [HandlerRegistration] = []
     public var database: TypeDatabase = .builtin
+    /// The document types by content type, for choosing handlers.
+    public var index = SelectionIndex([])
     public var diagnostics: [Diagnostic] = []
     public var masked: [String] = []
     /// Files that had errors and were skipped.
@@ -20,8 +22,9 @@ public enum RegistrationLoader {
     /// Registration files: unit syntax, or an Info.plist (XML or binary).
     public static let suffixes = [".handler", ".plist"]
 
-    /// Reads every `*.handler` and `*.plist` in the search path. Never throws: each problem is a diagnostic.
-    public static func load(directories: [String]) -> LoadedRegistrations {
+    /// Reads every `*.handler` and `*.plist` in the search path; types resolve against the built-in table, the registrations'
+    /// declarations and the host's MIME database. Never throws: each problem is a diagnostic.
+    public static func load(directories: [String], mime: MIMEDatabase = .empty) -> LoadedRegistrations {
         var loaded = LoadedRegistrations()
         var seen: Set<String> = []
         var files: [String] = []
@@ -64,8 +67,18 @@ public enum RegistrationLoader {
             loaded.registrations.append(registration)
             declarations += registration.exportedTypes + registration.importedTypes
         }
-        let (database, typeDiagnostics) = TypeDatabase.builtin.adding(declarations)
+        let (database, typeDiagnostics) = TypeDatabase.builtin.attaching(mime).adding(declarations)
         loaded.database = database
+        // ContentTypes= may name MIME types: each stands for the UTI the database gives it.
+        for index in loaded.registrations.indices {
+            for typeIndex in loaded.registrations[index].documentTypes.indices {
+                loaded.registrations[index].documentTypes[typeIndex].contentTypes =
+                    loaded.registrations[index].documentTypes[typeIndex].contentTypes.map { token in
+                        token.contains("/") ? database.typeIdentifier(forMIMEType: token) ?? token : token
+                    }
+            }
+        }
+        loaded.index = SelectionIndex(loaded.registrations)
         loaded.diagnostics += typeDiagnostics
         return loaded
     }

@@ -1,6 +1,6 @@
 /// The kinds of entries the agent writes, each with a stable MESSAGE_ID (see units/inboxd.catalog).
 public enum JournalEvent: String, Sendable, CaseIterable {
-    case arrived, dispatched, finished, retry, failed, unhandled, violation, removed, rejected
+    case arrived, dispatched, finished, retry, failed, unhandled, violation, removed, rejected, mismatch
     case registrationsLoaded = "registrations-loaded"
     case registrationError = "registration-error"
     case overflow, started, stopping
@@ -22,6 +22,7 @@ public enum JournalEvent: String, Sendable, CaseIterable {
         case .overflow: "c"
         case .started: "d"
         case .stopping: "e"
+        case .mismatch: "f"
         }
         return "3b0a2c9d6e1f4a7b8c5d2e0f1a3b4c5" + digit
     }
@@ -29,7 +30,8 @@ public enum JournalEvent: String, Sendable, CaseIterable {
     /// Whether the entry carries `INBOX_EVENT=` (the per-file events of DESIGN.md).
     var isDeliveryEvent: Bool {
         switch self {
-        case .arrived, .dispatched, .finished, .retry, .failed, .unhandled, .violation, .removed, .rejected: true
+        case .arrived, .dispatched, .finished, .retry, .failed, .unhandled, .violation, .removed, .rejected,
+             .mismatch: true
         default: false
         }
     }

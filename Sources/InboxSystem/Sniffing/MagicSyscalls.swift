@@ -1,0 +1,19 @@
+import CMagic
+import Glibc
+
+// libmagic(3) and the one read the sniffer makes; nothing else in the module calls them.
+
+func sys_magic_open(_ flags: CInt) -> OpaquePointer? { magic_open(flags) }
+func sys_magic_load(_ cookie: OpaquePointer, _ path: UnsafePointer<CChar>?) -> CInt { magic_load(cookie, path) }
+func sys_magic_setparam(_ cookie: OpaquePointer, _ parameter: CInt, _ value: Int) -> CInt {
+    withUnsafePointer(to: value) { magic_setparam(cookie, parameter, $0) }
+}
+func sys_magic_buffer(_ cookie: OpaquePointer, _ bytes: UnsafeRawPointer, _ count: Int) -> UnsafePointer<CChar>? {
+    magic_buffer(cookie, bytes, count)
+}
+func sys_magic_error(_ cookie: OpaquePointer) -> UnsafePointer<CChar>? { magic_error(cookie) }
+func sys_magic_close(_ cookie: OpaquePointer) { magic_close(cookie) }
+func sys_magic_version() -> CInt { magic_version() }
+func sys_pread(_ fd: CInt, _ buffer: UnsafeMutableRawPointer, _ count: Int, _ offset: off_t) -> Int {
+    pread(fd, buffer, count, offset)
+}
