@@ -6,6 +6,8 @@ let package = Package(
     products: [
         .executable(name: "inboxd", targets: ["inboxd"]),
         .executable(name: "inboxctl", targets: ["inboxctl"]),
+        // bench/run --only resolution: type resolution cost per file with many registrations loaded.
+        .executable(name: "inboxd-bench-resolution", targets: ["inboxd-bench-resolution"]),
     ],
     targets: [
         // Pure logic: types, registrations, selection, field expansion, policies. No syscalls.
@@ -24,6 +26,8 @@ let package = Package(
         .executableTarget(name: "inboxd", dependencies: ["InboxSystem", "InboxCore"],
                           linkerSettings: [.unsafeFlags(["-static-stdlib"], .when(configuration: .release))]),
         .executableTarget(name: "inboxctl", dependencies: ["InboxSystem", "InboxCore"]),
+        .executableTarget(name: "inboxd-bench-resolution", dependencies: ["InboxSystem", "InboxCore"],
+                          path: "bench/resolution"),
         .testTarget(name: "InboxCoreTests", dependencies: ["InboxCore"]),
         .testTarget(name: "InboxSystemTests", dependencies: ["InboxSystem", "InboxCore"]),
         .testTarget(name: "IntegrationTests", dependencies: ["inboxd", "inboxctl", "InboxCore", "InboxSystem"]),

@@ -192,6 +192,15 @@ def bench_big_burst(args, tools):
     }
 
 
+def bench_resolution(args):
+    """Type resolution per file with many registrations loaded (bench/resolution/main.swift), on the corpus."""
+    corpus = os.path.join(args.workdir, "corpus")
+    subprocess.run([args.corpus_script, corpus], check=True, stdout=subprocess.DEVNULL)
+    out = subprocess.run([args.resolution_bench, "--corpus", corpus, "--registrations", str(args.registrations),
+                          "--rounds", str(args.resolution_rounds), "--json"], check=True, capture_output=True, text=True)
+    return json.loads(out.stdout)
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--inboxd", required=True)
@@ -201,7 +210,11 @@ def main():
     parser.add_argument("--big-count", type=int, default=50000)
     parser.add_argument("--idle-seconds", type=int, default=10)
     parser.add_argument("--rounds", type=int, default=3, help="alternating rounds of baseline and inboxd")
-    parser.add_argument("--only", choices=["latency", "throughput", "burst"])
+    parser.add_argument("--resolution-bench", help="the inboxd-bench-resolution binary")
+    parser.add_argument("--corpus-script", help="Tests/Corpus/make-corpus")
+    parser.add_argument("--registrations", type=int, default=5000)
+    parser.add_argument("--resolution-rounds", type=int, default=20)
+    parser.add_argument("--only", choices=["latency", "throughput", "burst", "resolution"])
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
     tools = {"stamp": os.path.join(args.tools, "stamp"), "baseline": os.path.join(args.tools, "spawn-baseline")}
@@ -217,6 +230,9 @@ def main():
         if args.only in (None, "burst"):
             print("burst: %d files at once, then %d s idle..." % (args.big_count, args.idle_seconds), file=sys.stderr)
             results.update(bench_big_burst(args, tools))
+        if args.only in (None, "resolution") and args.resolution_bench:
+            print("resolution: %d registrations, the corpus..." % args.registrations, file=sys.stderr)
+            results["resolution"] = bench_resolution(args)
     if args.json:
         print(json.dumps(results, indent=2))
         return
@@ -236,6 +252,12 @@ def main():
         r = results["idle"]
         print("idle %d s: %d wake-ups; resident memory %s at start, %s after the burst (target <= %s)"
               % (r["seconds"], r["wakeups"], r["rss_at_start"], r["rss_after_burst"], r["target_rss"]))
+    if "resolution" in results:
+        r = results["resolution"]
+        print("type resolution, %d registrations (loaded in %d ms), %d files x %d resolutions:"
+              % (r["registrations"], r["load_ms"], r["files"], r["resolutions"]))
+        for step in r["steps"]:
+            print("  %-36s median %7.1f us, p99 %7.1f us" % (step["step"], step["median_us"], step["p99_us"]))
 
 
 if __name__ == "__main__":

@@ -104,4 +104,33 @@ struct HandlerSelectorTests {
         #expect(forward == backward)
         #expect(forward.candidates.map(\.handler) == registrations.map(\.identifier).sorted())
     }
+
+    /// The agent asks only for the best (`.best`); `inboxctl` for the whole list (`.all`). Both must agree on the
+    /// chosen handler, the reason and the tie, over many random sets of registrations.
+    @Test func bestAgreesWithTheFullRanking() {
+        var garbage = Garbage(state: 0x5DEE_CE66_D1CE_4E5B)
+        let types = ["public.png", "public.jpeg", "public.image", "public.data", "public.item", "public.content",
+                     "public.plain-text", "public.text", "com.adobe.pdf"]
+        let ranks: [HandlerRank] = [.owner, .default, .alternate, .none]
+        for _ in 0..<200 {
+            let count = 1 + Int(garbage.next() % 12)
+            let registrations = (0..<count).map { index in
+                Self.handler("h\(garbage.next() % 50)-\(index)", (0..<(1 + Int(garbage.next() % 2))).map { _ in
+                    ([types[Int(garbage.next() % UInt64(types.count))]], ranks[Int(garbage.next() % 4)])
+                })
+            }
+            let index = SelectionIndex(registrations)
+            let preferences = HandlerPreferences(byType: garbage.next() % 3 == 0
+                ? ["public.image": registrations[Int(garbage.next() % UInt64(count))].identifier] : [:])
+            for type in ["public.png", "public.jpeg", "public.plain-text", "com.adobe.pdf"] {
+                let all = HandlerSelector.select(type: type, index: index, database: .builtin, preferences: preferences)
+                let best = HandlerSelector.select(type: type, index: index, database: .builtin, preferences: preferences,
+                                                  ranking: .best)
+                #expect(best.chosen == all.chosen)
+                #expect(best.reason == all.reason)
+                #expect(best.tieBroken == all.tieBroken)
+                #expect(Array(all.candidates.prefix(best.candidates.count)) == best.candidates)
+            }
+        }
+    }
 }

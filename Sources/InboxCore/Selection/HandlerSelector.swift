@@ -40,7 +40,7 @@ public enum HandlerSelector {
                 bestByRegistration[claim.registration] = Best(claim: claim, contentType: contentType, distance: distance)
             }
         }
-        let best = bestByRegistration.values.map { entry in
+        func candidate(_ entry: Best) -> Candidate {
             Candidate(handler: index.handlers[Int(entry.claim.registration)],
                       documentType: index.documentTypes[Int(entry.claim.registration)][Int(entry.claim.documentType)],
                       matchedType: entry.contentType, distance: entry.distance,
@@ -53,16 +53,32 @@ public enum HandlerSelector {
         }
         switch ranking {
         case .all:
-            let candidates = best.sorted(by: ordered)
+            let candidates = bestByRegistration.values.map(candidate).sorted(by: ordered)
             return Selection(candidates: candidates, type: type,
                              second: candidates.count > 1 ? candidates[1] : nil)
         case .best:
-            // Without sorting every candidate: the best, those that tie with it, and the runner-up.
-            guard let top = best.min(by: ordered) else { return Selection(candidates: [], type: type, second: nil) }
-            let tied = best.filter { !isBetter(top, than: $0) }.sorted(by: ordered)
+            // Without making and sorting every candidate: compare plain integers, then make the best, those that tie
+            // with it, and the runner-up.
+            func key(_ entry: Best) -> (Bool, HandlerRank, Int) {
+                (entry.claim.registration == preferred, entry.claim.rank, entry.distance)
+            }
+            func stronger(_ a: Best, _ b: Best) -> Bool {
+                let (ka, kb) = (key(a), key(b))
+                if ka.0 != kb.0 { return ka.0 }
+                if ka.1 != kb.1 { return ka.1 > kb.1 }
+                return ka.2 < kb.2
+            }
+            let entries = Array(bestByRegistration.values)
+            guard let strongest = entries.min(by: stronger) else {
+                return Selection(candidates: [], type: type, second: nil)
+            }
+            let tied = entries.filter { !stronger(strongest, $0) }.map(candidate).sorted(by: ordered)
             if tied.count > 1 { return Selection(candidates: tied, type: type, second: tied[1]) }
-            let second = best.filter { $0.handler != top.handler }.min(by: ordered)
-            return Selection(candidates: [top] + (second.map { [$0] } ?? []), type: type, second: second)
+            let rest = entries.filter { stronger(strongest, $0) }
+            let runnerUp = rest.min(by: stronger).map { top in
+                rest.filter { !stronger(top, $0) }.map(candidate).min(by: ordered) ?? candidate(top)
+            }
+            return Selection(candidates: tied + (runnerUp.map { [$0] } ?? []), type: type, second: runnerUp)
         }
     }
 

@@ -11,8 +11,10 @@ struct Glob: Sendable, Hashable {
 struct GlobTable: Sendable {
     private var literals: [String: [Glob]] = [:]
     private var suffixes: [String: [Glob]] = [:]
-    private var patterns: [Glob] = []
+    private var patterns: [(glob: Glob, scalars: [Unicode.Scalar])] = []
     private var longestSuffix = 0
+    /// The first characters of the suffixes (mostly "."), so that only suffixes that can match are looked up.
+    private var suffixStarts: Set<Unicode.Scalar> = []
     private var order: [Glob: Int] = [:]
     private var extensionsByType: [String: [String]] = [:]
 
@@ -28,11 +30,12 @@ struct GlobTable: Sendable {
         } else if glob.pattern.first == "*", !body.contains(where: Self.isWildcard) {
             suffixes[String(body), default: []].append(glob)
             longestSuffix = max(longestSuffix, body.unicodeScalars.count)
+            if let first = body.unicodeScalars.first { suffixStarts.insert(first) }
             if body.first == ".", body.count > 1 {
                 extensionsByType[glob.mimeType, default: []].append(String(body.dropFirst()))
             }
         } else {
-            patterns.append(glob)
+            patterns.append((glob, Array(glob.pattern.unicodeScalars)))
         }
     }
 
@@ -66,12 +69,13 @@ struct GlobTable: Sendable {
 
         var found: [Glob] = []
         let scalars = Array(name.unicodeScalars)
-        for length in 1...max(1, min(longestSuffix, scalars.count)) where length <= scalars.count {
+        let shortest = max(0, scalars.count - longestSuffix)
+        for start in stride(from: scalars.count - 1, through: shortest, by: -1) where suffixStarts.contains(scalars[start]) {
             var suffix = String.UnicodeScalarView()
-            suffix.append(contentsOf: scalars[(scalars.count - length)...])
+            suffix.append(contentsOf: scalars[start...])
             found += suffixes[String(suffix)]?.filter(eligible) ?? []
         }
-        for glob in patterns where eligible(glob) && Self.matches(Array(glob.pattern.unicodeScalars)[...], scalars[...]) {
+        for (glob, pattern) in patterns where eligible(glob) && Self.matches(pattern[...], scalars[...]) {
             found.append(glob)
         }
         return best(found)
