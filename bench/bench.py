@@ -23,6 +23,9 @@ import time
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
+RUNNING = []  # agents to stop if a benchmark fails half-way
+
+
 class Agent:
     """One inboxd on a private Inbox, state directory and handlers.d."""
 
@@ -47,6 +50,7 @@ class Agent:
             [inboxd, "--inbox", self.inbox, "--handlers", handlers, "--state", self.state,
              "--runtime-dir", self.runtime, "--defaults", os.path.join(workdir, "none.conf")],
             stdout=subprocess.DEVNULL)
+        RUNNING.append(self)
         status = os.path.join(self.runtime, "status.json")
         deadline = time.monotonic() + 30
         while not os.path.exists(status):
@@ -196,7 +200,7 @@ def bench_resolution(args):
     """Type resolution per file with many registrations loaded (bench/resolution/main.swift), on the corpus."""
     corpus = os.path.join(args.workdir, "corpus")
     subprocess.run([args.corpus_script, corpus], check=True, stdout=subprocess.DEVNULL)
-    out = subprocess.run([args.resolution_bench, "--corpus", corpus, "--registrations", str(args.registrations),
+    out = subprocess.run([args.resolution_bench, "--inboxd", args.inboxd, "--corpus", corpus, "--registrations", str(args.registrations),
                           "--rounds", str(args.resolution_rounds), "--json"], check=True, capture_output=True, text=True)
     return json.loads(out.stdout)
 
@@ -220,19 +224,25 @@ def main():
     tools = {"stamp": os.path.join(args.tools, "stamp"), "baseline": os.path.join(args.tools, "spawn-baseline")}
     results = {}
     with tempfile.TemporaryDirectory(prefix="inboxd-bench-", dir="/var/tmp") as workdir:
-        args.workdir = workdir
-        if args.only in (None, "latency"):
-            print("latency: %d single arrivals..." % args.latency_count, file=sys.stderr)
-            results["latency"] = bench_latency(args, tools)
-        if args.only in (None, "throughput"):
-            print("throughput: a burst of %d files to /bin/true..." % args.burst_count, file=sys.stderr)
-            results["throughput"] = bench_throughput(args, tools)
-        if args.only in (None, "burst"):
-            print("burst: %d files at once, then %d s idle..." % (args.big_count, args.idle_seconds), file=sys.stderr)
-            results.update(bench_big_burst(args, tools))
-        if args.only in (None, "resolution") and args.resolution_bench:
-            print("resolution: %d registrations, the corpus..." % args.registrations, file=sys.stderr)
-            results["resolution"] = bench_resolution(args)
+        try:
+            args.workdir = workdir
+            if args.only in (None, "latency"):
+                print("latency: %d single arrivals..." % args.latency_count, file=sys.stderr)
+                results["latency"] = bench_latency(args, tools)
+            if args.only in (None, "throughput"):
+                print("throughput: a burst of %d files to /bin/true..." % args.burst_count, file=sys.stderr)
+                results["throughput"] = bench_throughput(args, tools)
+            if args.only in (None, "burst"):
+                print("burst: %d files at once, then %d s idle..." % (args.big_count, args.idle_seconds), file=sys.stderr)
+                results.update(bench_big_burst(args, tools))
+            if args.only in (None, "resolution") and args.resolution_bench:
+                print("resolution: %d registrations, the corpus..." % args.registrations, file=sys.stderr)
+                results["resolution"] = bench_resolution(args)
+        finally:
+            for agent in RUNNING:
+                if agent.process.poll() is None:
+                    agent.process.kill()
+                    agent.process.wait()
     if args.json:
         print(json.dumps(results, indent=2))
         return

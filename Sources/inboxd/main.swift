@@ -5,6 +5,10 @@ import InboxSystem
 // inboxd: parse flags, load the configuration, run the agent in the foreground.
 
 let arguments = Array(CommandLine.arguments.dropFirst())
+// The agent starts itself as its content sniffer (see SnifferWorker): not an option for users.
+if arguments == [SnifferWorker.argument] {
+    exit(SnifferWorker.run())
+}
 let options: AgentCommandLine
 do {
     options = try AgentCommandLine.parse(arguments)

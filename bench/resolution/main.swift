@@ -1,6 +1,7 @@
 // Type resolution cost per file with many registrations loaded (DESIGN.md section 4 asks for benchmarks,
 // never timed tests). Run through bench/run --only resolution, or directly:
-//   inboxd-bench-resolution --corpus DIR [--registrations 5000] [--rounds 20] [--json]
+//   inboxd-bench-resolution --inboxd PATH --corpus DIR [--registrations 5000] [--rounds 20] [--json]
+// PATH is the inboxd binary: libmagic runs in its sandboxed sniffer child (`inboxd --content-sniffer`), as in the agent.
 // DIR holds real files (Tests/Corpus/make-corpus makes them). Each file is opened the way the agent opens it,
 // then timed through the agent's steps: the claim (attribute, name), the content (libmagic on the first 64 KiB,
 // unless plain text with a concrete claim), the decision, and choosing among the handlers.
@@ -15,6 +16,7 @@ func warn(_ message: String) {
 }
 
 struct Options {
+    var inboxd = ""
     var corpus = ""
     var registrations = 5000
     var rounds = 20
@@ -26,17 +28,18 @@ func parseOptions() -> Options {
     var arguments = CommandLine.arguments.dropFirst()
     while let argument = arguments.popFirst() {
         switch argument {
+        case "--inboxd": options.inboxd = arguments.popFirst() ?? ""
         case "--corpus": options.corpus = arguments.popFirst() ?? ""
         case "--registrations": options.registrations = Int(arguments.popFirst() ?? "") ?? -1
         case "--rounds": options.rounds = Int(arguments.popFirst() ?? "") ?? -1
         case "--json": options.json = true
         default:
-            warn("usage: inboxd-bench-resolution --corpus DIR [--registrations N] [--rounds N] [--json]")
+            warn("usage: inboxd-bench-resolution --inboxd PATH --corpus DIR [--registrations N] [--rounds N] [--json]")
             exit(2)
         }
     }
-    guard !options.corpus.isEmpty, options.registrations >= 0, options.rounds > 0 else {
-        warn("usage: inboxd-bench-resolution --corpus DIR [--registrations N] [--rounds N] [--json]")
+    guard !options.corpus.isEmpty, !options.inboxd.isEmpty, options.registrations >= 0, options.rounds > 0 else {
+        warn("usage: inboxd-bench-resolution --inboxd PATH --corpus DIR [--registrations N] [--rounds N] [--json]")
         exit(2)
     }
     return options
@@ -128,9 +131,11 @@ guard errors.isEmpty else {
     warn("registration errors: \(errors.prefix(3))")
     exit(1)
 }
-let sniffer: ContentSniffer
-do { sniffer = try ContentSniffer() } catch {
-    warn("cannot load libmagic: \(error)")
+let sniffer: SnifferProcess
+do {
+    sniffer = try SnifferProcess(executable: options.inboxd, identity: nil, landlockABI: LandlockRuleset.abi())
+} catch {
+    warn("cannot start the content sniffer: \(error)")
     exit(1)
 }
 
@@ -180,7 +185,7 @@ for _ in 0..<options.rounds {
         totalTimes.append(microseconds(selected - start))
     }
 }
-let rows: [(String, [Double])] = [("claim (attribute, name)", claimTimes), ("content (first 64 KiB)", sniffTimes),
+let rows: [(String, [Double])] = [("claim (attribute, name)", claimTimes), ("content (64 KiB, sniffer child)", sniffTimes),
                                   ("decision", decideTimes), ("handler selection", selectTimes),
                                   ("per file, all four", totalTimes)]
 let resolutions = totalTimes.count

@@ -5,10 +5,14 @@
 
 #include <stdint.h>
 #include <sys/syscall.h>
+#include <sys/prctl.h>
 #include <unistd.h>
 
 #ifndef SYS_landlock_create_ruleset
 #define SYS_landlock_create_ruleset 444
+#endif
+#ifndef SYS_landlock_restrict_self
+#define SYS_landlock_restrict_self 446
 #endif
 #ifndef SYS_landlock_add_rule
 #define SYS_landlock_add_rule 445
@@ -54,6 +58,13 @@ struct inbox_landlock_path_beneath_attr {
 static inline int inbox_landlock_create_ruleset(const struct inbox_landlock_ruleset_attr *attr, size_t size,
                                                 uint32_t flags) {
     return (int)syscall(SYS_landlock_create_ruleset, attr, size, flags);
+}
+
+// Restricts the calling thread (and what it starts) to the ruleset; no_new_privs first, as landlock(7) requires
+// of an unprivileged caller.
+static inline int inbox_landlock_restrict_self(int ruleset_fd) {
+    if (prctl(PR_SET_NO_NEW_PRIVS, 1UL, 0UL, 0UL, 0UL) < 0) return -1;
+    return (int)syscall(SYS_landlock_restrict_self, ruleset_fd, 0U);
 }
 
 static inline int inbox_landlock_add_path_rule(int ruleset_fd, const struct inbox_landlock_path_beneath_attr *attr) {

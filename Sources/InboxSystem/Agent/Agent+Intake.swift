@@ -175,8 +175,15 @@ extension Agent {
             attempts = stored.attempts
         }
         let cleanName = FileNames.sanitized(name)
-        let resolved = resolveType(file, name: cleanName, explicit: metadata.contentType, shown: shown, id: id,
-                                   sourceApp: metadata.sourceApp, sourceUID: sourceUID)
+        let resolved: ResolvedType
+        switch resolveType(file, name: cleanName, explicit: metadata.contentType, shown: shown, id: id,
+                           sourceApp: metadata.sourceApp, sourceUID: sourceUID) {
+        case .success(let type):
+            resolved = type
+        case .failure(let failure):
+            refuseUnsniffable(name, file: file, from: directory, shown: shown, id: id, failure: failure)
+            return
+        }
         if logger.isEnabled(.debug) && fresh {
             logger.log(.debug, "Arrived \(shown)", event: .arrived, fields: [
                 "INBOX_FILE": shown, "INBOX_DELIVERY_ID": id, "INBOX_CONTENT_TYPE": resolved.identifier,
@@ -221,18 +228,24 @@ extension Agent {
     }
 
     /// The file's type from its attribute, its name and, unless ContentSniffing=no, its first bytes
-    /// (TypeResolver has the rule). Problems and mismatches are logged here.
+    /// (TypeResolver has the rule). Problems and mismatches are logged here. A failure when the file killed or
+    /// stalled the content sniffer: such a file is not delivered (see refuseUnsniffable).
     func resolveType(_ file: OpenedFile, name: String, explicit: String?, shown: String, id: String?,
-                     sourceApp: String?, sourceUID: UInt32?) -> ResolvedType {
+                     sourceApp: String?, sourceUID: UInt32?) -> Result<ResolvedType, SnifferProcess.Failure> {
         let claim = TypeResolver.claim(explicit: explicit, fileName: name, in: registrations.database)
         var content: String?
-        if let sniffer {
+        if settings.contentSniffing, let sniffer = liveSniffer() {
             switch sniffer.sniff(file.descriptor, classifyingText: claim.needsTextClassified) {
             case .success(let mimeType):
                 content = mimeType
-            case .failure(let error):
-                logger.log(.warning, "Cannot sniff \(shown): \(error); its name and attribute decide its type",
-                           fields: ["INBOX_FILE": shown, "INBOX_DELIVERY_ID": id])
+            case .failure(let failure):
+                switch failure {
+                case .crashed, .timedOut:
+                    return .failure(failure)
+                case .refused, .unreadable:
+                    logger.log(.warning, "Cannot sniff \(shown): \(failure); its name and attribute decide its type",
+                               fields: ["INBOX_FILE": shown, "INBOX_DELIVERY_ID": id])
+                }
             }
         }
         let resolved = TypeResolver.decide(claim, content: content, in: registrations.database)
@@ -243,7 +256,32 @@ extension Agent {
             reportMismatch(mismatch, resolved: resolved, content: content, shown: shown, id: id, sourceApp: sourceApp,
                            sourceUID: sourceUID)
         }
-        return resolved
+        return .success(resolved)
+    }
+
+    /// A file that crashed or stalled libmagic is hostile or broken: it goes to failed/ undelivered, with the
+    /// reason in its failure attribute, and the sniffer is started again for the next file.
+    func refuseUnsniffable(_ name: [UInt8], file: OpenedFile, from directory: Directory, shown: String, id: String,
+                           failure: SnifferProcess.Failure) {
+        let reason = failure.description
+        ExtendedAttributes(file.descriptor).write(AgentAttribute.failure, "unsniffable: " + reason)
+        if let sniffer, !sniffer.isAlive {
+            sniffer.stop()
+            do throws(SniffError) { try startSniffer() } catch {
+                self.sniffer = nil
+                logger.log(.error, "Cannot start the content sniffer again: \(error); stopping")
+                exitCode = EXIT_FAILURE
+                beginDraining(reason: "no content sniffer")
+            }
+        }
+        switch directory.moveUnique(name, to: failed, preferred: FileNames.sanitized(name)) {
+        case .success(let newName):
+            logger.log(.warning, "Refused \(shown): \(reason); kept in failed/", event: .rejected, fields: [
+                "INBOX_FILE": shown, "INBOX_DELIVERY_ID": id, "INBOX_REASON": reason, "INBOX_MOVED_TO": failed.child(newName)])
+        case .failure(let error):
+            logger.log(.warning, "Refused \(shown): \(reason); cannot move it to failed/: \(error)", event: .rejected,
+                       fields: ["INBOX_FILE": shown, "INBOX_DELIVERY_ID": id, "INBOX_REASON": reason])
+        }
     }
 
     /// A claim the content contradicts. When the content won, every such file is a warning: someone named or
@@ -360,12 +398,15 @@ extension Agent {
         let attributes = ExtendedAttributes(file.descriptor)
         let metadata = senderMetadata(attributes, shown: container.inbox.child(name))
         let stored = Self.storedDelivery(attributes)
-        let resolved = resolveType(file, name: name, explicit: metadata.contentType, shown: container.inbox.child(name),
-                                   id: stored.id, sourceApp: metadata.sourceApp, sourceUID: stored.sourceUID)
+        // Sniffed once already, when it was first routed; if the sniffer fails now, its claim decides.
+        let sniffed = resolveType(file, name: name, explicit: metadata.contentType, shown: container.inbox.child(name),
+                                  id: stored.id, sourceApp: metadata.sourceApp, sourceUID: stored.sourceUID)
+        let type = (try? sniffed.get())
+            ?? TypeResolver.resolve(explicit: metadata.contentType, fileName: name, in: registrations.database)
         nextSequence += 1
         queue.append(Delivery(
             id: stored.id ?? Self.newDeliveryID(), handler: container.handler, fileName: name,
-            contentType: resolved.identifier, typeSource: resolved.source, sourceApp: metadata.sourceApp,
+            contentType: type.identifier, typeSource: type.source, sourceApp: metadata.sourceApp,
             sourceUID: stored.sourceUID ?? file.status.st_uid, annotation: metadata.annotation,
             attempts: stored.attempts,
             sequence: nextSequence))

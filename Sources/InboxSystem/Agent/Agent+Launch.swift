@@ -151,7 +151,8 @@ extension Agent {
     func killLeftovers(of run: RunningDelivery) {
         // Anything a handler left running has an ancestor that is now the agent's child (it is a
         // subreaper): with no such child, nothing was left, and no /proc scan is needed.
-        let tracked = Set(running.values.map(\.pid)).union([run.pid])
+        // The content sniffer is the agent's own child, not something a handler left.
+        let tracked = Set(running.values.map(\.pid)).union([run.pid]).union(sniffer.map { [$0.process.pid] } ?? [])
         let inherited = Leftovers.children().filter { !tracked.contains($0) }
         guard !inherited.isEmpty else { return }
         let uid = (try? identities[run.delivery.handler]?.get())?.uid ?? geteuid()

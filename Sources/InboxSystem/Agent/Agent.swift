@@ -14,6 +14,8 @@ public final class Agent {
     let notifier = ServiceNotifier()
     let isRoot = geteuid() == 0
     var phase: Phase = .starting
+    /// The status `run()` returns; set when the agent stops because something it needs broke.
+    var exitCode: CInt = 0
 
     // Directories.
     var inboxes: [Directory] = []
@@ -33,8 +35,8 @@ public final class Agent {
     // Types.
     /// shared-mime-info, read with the registrations.
     var mimeDatabase = MIMEDatabase.empty
-    /// libmagic; nil with ContentSniffing=no.
-    var sniffer: ContentSniffer?
+    /// libmagic, in a sandboxed child; nil with ContentSniffing=no.
+    var sniffer: SnifferProcess?
     /// Mismatches where the claim was kept, each reported once per registration load (see reportMismatch).
     var reportedCarrierMismatches: Set<String> = []
 
@@ -164,23 +166,58 @@ public final class Agent {
         logger.log(.warning, "\(why): \(consequence)", fields: ["INBOX_LANDLOCK_ABI": "0"])
     }
 
-    /// Loads libmagic unless ContentSniffing=no. A broken libmagic stops the agent: without it a file's name
-    /// alone would decide, and an executable named .png would reach an image viewer.
+    /// Starts the content sniffer unless ContentSniffing=no. A sniffer that cannot start stops the agent: without
+    /// it a file's name alone would decide, and an executable named .png would reach an image viewer.
     func setUpSniffing() -> Bool {
         guard settings.contentSniffing else {
             logger.log(.warning, "Content sniffing is off (ContentSniffing=no): names and attributes alone decide types")
             return true
         }
         do throws(SniffError) {
-            let sniffer = try ContentSniffer()
-            self.sniffer = sniffer
-            logger.log(.debug, "Content sniffing with libmagic \(sniffer.version), first \(ContentSniffer.byteLimit) bytes")
+            let sniffer = try startSniffer()
+            logger.log(.info, "Content sniffing with libmagic \(sniffer.version) in a sandboxed child (pid \(sniffer.process.pid)), "
+                       + "first \(ContentSniffer.byteLimit) bytes")
             return true
         } catch {
-            logger.log(.error, "Cannot load libmagic: \(error); install libmagic-mgc or set ContentSniffing=no")
+            logger.log(.error, "Cannot start the content sniffer: \(error); install libmagic-mgc or set ContentSniffing=no")
             return false
         }
     }
+
+    /// A new sniffer child: under an identity of its own when the agent is root (never as root), else as the
+    /// agent's user.
+    @discardableResult
+    func startSniffer() throws(SniffError) -> SnifferProcess {
+        let sniffer = try SnifferProcess(executable: Self.ownExecutable, identity: isRoot ? DynamicIdentity.sniffer : nil,
+                                         landlockABI: LandlockRuleset.abi())
+        self.sniffer = sniffer
+        return sniffer
+    }
+
+    /// The running sniffer, started again if it died since the last file (which is then not to blame).
+    func liveSniffer() -> SnifferProcess? {
+        guard let current = sniffer else { return nil }
+        if current.isAlive { return current }
+        logger.log(.warning, "The content sniffer (pid \(current.process.pid)) exited; starting another")
+        current.stop()
+        do throws(SniffError) {
+            return try startSniffer()
+        } catch {
+            sniffer = nil
+            logger.log(.error, "Cannot start the content sniffer again: \(error); stopping")
+            exitCode = EXIT_FAILURE
+            beginDraining(reason: "no content sniffer")
+            return nil
+        }
+    }
+
+    /// This program, to start its sniffer from (/proc/self/exe, read once).
+    static let ownExecutable: String = {
+        var buffer = [CChar](repeating: 0, count: 4096)
+        let count = readlink("/proc/self/exe", &buffer, buffer.count - 1)
+        guard count > 0 else { return "/proc/self/exe" }
+        return String(decoding: buffer.prefix(count).map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    }()
 
     /// Coalesces STATUS= and status file updates to a few per second during bursts.
     func writeStatusSoon() {
@@ -210,7 +247,7 @@ public final class Agent {
         logger.log(.info, "Stopping on \(reason); waiting for \(running.count) running handler(s)", event: .stopping)
         notifier.stopping(status: statusLine())
         if running.isEmpty {
-            loop.exit(code: 0)
+            loop.exit(code: exitCode)
             return
         }
         // Running handlers get the stop timeout to finish, then SIGTERM, then SIGKILL.
@@ -224,7 +261,7 @@ public final class Agent {
 
     func finishDrainingIfDone() {
         if phase == .draining && running.isEmpty {
-            loop.exit(code: 0)
+            loop.exit(code: exitCode)
         }
     }
 }

@@ -11,6 +11,10 @@ enum DynamicIdentity {
 
     static func contains(_ uid: UInt32) -> Bool { uid >= base && uid < base + count }
 
+    /// The content sniffer's identity: the uid (and gid) right above the handlers' range, so that it is nobody's
+    /// but its own (no account, no name-service lookup) and no leftover sweep of a handler's uid touches it.
+    static let sniffer = Identity(uid: base + count, gid: base + count, groups: [], name: "inboxd-sniffer", home: "/")
+
     /// Allocates for `handlers` (sorted by identifier for a stable result), keeping what existing
     /// containers record and avoiding every uid already taken.
     static func allocate(_ handlers: [String], containers: Directory, documentsPath: (String) -> String) -> [String: Identity] {

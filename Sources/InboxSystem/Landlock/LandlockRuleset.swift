@@ -86,4 +86,10 @@ public final class LandlockRuleset {
         var attr = inbox_landlock_path_beneath_attr(allowed_access: allowed.rawValue, parent_fd: fd)
         _ = try retrying("landlock_add_rule", path: path) { sys_landlock_add_path_rule(descriptor.rawValue, &attr) }
     }
+
+    /// Applies the ruleset to the calling process itself (after setting no_new_privs), for a process that sandboxes
+    /// itself once it has opened what it needs. Single-threaded callers only: it applies to the calling thread.
+    public func restrictSelf() throws(SystemError) {
+        _ = try retrying("landlock_restrict_self") { sys_landlock_restrict_self(descriptor.rawValue) }
+    }
 }

@@ -1,0 +1,164 @@
+import Glibc
+
+/// The agent's side of the content sniffer: a sandboxed child running `inboxd --content-sniffer` (SnifferWorker).
+///
+/// Requests are synchronous and bounded in time: libmagic answers in well under a millisecond for nearly every
+/// file, and a file that makes it crash or spin is the file's fault, which the caller hears about as `.crashed`
+/// or `.timedOut` (the child is then gone; start another).
+public final class SnifferProcess {
+    /// Why a file could not be sniffed.
+    public enum Failure: Error, Sendable, CustomStringConvertible {
+        /// libmagic said it could not (the sniffer lives on).
+        case refused(String)
+        /// The sniffer died while looking at the file.
+        case crashed
+        /// The sniffer took longer than the bound; it was killed.
+        case timedOut(Duration)
+        /// The file could not be read.
+        case unreadable(Errno)
+
+        public var description: String {
+            switch self {
+            case .refused(let reason): "libmagic: \(reason)"
+            case .crashed: "the content sniffer died on it"
+            case .timedOut(let bound): "the content sniffer took longer than \(bound) on it"
+            case .unreadable(let errno): "cannot read it: \(errno)"
+            }
+        }
+    }
+
+    /// The worker, for the leftover sweep (it is the agent's child, not a handler's).
+    public let process: SpawnedProcess
+    /// libmagic's version, as the worker reported it.
+    public private(set) var version = ""
+    private let channel: FileDescriptor
+    private let timeout: Duration
+    private var buffer: [UInt8]
+    private var alive = true
+
+    /// Starts a worker from `executable` (the agent's own binary) as `identity` (nil: the agent's), sandboxed with
+    /// Landlock to reading and running files (it sandboxes itself further once libmagic is loaded), and waits
+    /// until it says it is ready.
+    public init(executable: String, identity: Identity?, landlockABI: Int,
+                timeout: Duration = .seconds(2)) throws(SniffError) {
+        var fds: [CInt] = [-1, -1]
+        guard socketpair(AF_UNIX, CInt(SOCK_SEQPACKET.rawValue) | CInt(SOCK_CLOEXEC.rawValue), 0, &fds) == 0 else {
+            throw SniffError("socketpair: \(Errno.current)")
+        }
+        let (ours, theirs) = (FileDescriptor(rawValue: fds[0]), FileDescriptor(rawValue: fds[1]))
+        defer { theirs.close() }
+        var request = SpawnRequest(executablePath: executable, arguments: [executable, SnifferWorker.argument],
+                                   standardInput: theirs, standardOutput: theirs,
+                                   standardError: FileDescriptor(rawValue: 2))
+        if let identity {
+            request.uid = identity.uid
+            request.gid = identity.gid
+            request.supplementaryGroups = []
+        }
+        request.workingDirectory = "/"
+        request.parentDeathSignal = SIGKILL
+        request.resourceLimits = [ResourceLimit(.openFiles, 32), ResourceLimit(.fileSize, 0),
+                                  ResourceLimit(.coreSize, 0)]
+        var ruleset: LandlockRuleset?
+        if landlockABI > 0 {
+            do {
+                let made = try LandlockRuleset(abi: landlockABI)
+                try made.allow(.readExecute, beneath: "/")
+                ruleset = made
+            } catch {
+                ours.close()
+                throw SniffError("cannot sandbox the sniffer: \(error)")
+            }
+        }
+        request.landlockRuleset = ruleset?.descriptor
+        let process: SpawnedProcess
+        do {
+            process = try spawn(request)
+        } catch {
+            ours.close()
+            throw SniffError("cannot start \(executable) \(SnifferWorker.argument): \(error)")
+        }
+        self.process = process
+        self.channel = ours
+        self.timeout = timeout
+        self.buffer = [UInt8](repeating: 0, count: ContentSniffer.byteLimit + 1)
+        let greeting = receive(within: .seconds(10))
+        guard case .success(let text) = greeting, text.hasPrefix("ready ") else {
+            stop()
+            switch greeting {
+            case .success(let text): throw SniffError(text.hasPrefix("error ") ? String(text.dropFirst(6)) : text)
+            case .failure(let failure): throw SniffError("the content sniffer did not start: \(failure)")
+            }
+        }
+        self.version = String(text.dropFirst(6))
+    }
+
+    deinit { stop() }
+
+    /// False once the worker died or was stopped.
+    public var isAlive: Bool {
+        guard alive else { return false }
+        var poller = pollfd(fd: channel.rawValue, events: 0, revents: 0)
+        if poll(&poller, 1, 0) > 0 && poller.revents & CShort(POLLHUP | POLLERR) != 0 { return false }
+        return true
+    }
+
+    /// The MIME type of an open file's first bytes (read here with pread, so the worker never sees the file).
+    /// With `classifyingText: false`, plain UTF-8 text is answered `text/plain` without asking libmagic
+    /// (see ContentSniffer.sniff).
+    public func sniff(_ file: FileDescriptor, classifyingText: Bool = true) -> Result<String, Failure> {
+        buffer[0] = UInt8(ascii: "S")
+        var count = 0
+        let limit = ContentSniffer.byteLimit
+        while count < limit {
+            let n = buffer.withUnsafeMutableBytes { raw in
+                sys_pread(file.rawValue, raw.baseAddress! + 1 + count, limit - count, off_t(count))
+            }
+            if n < 0 {
+                if errno == EINTR { continue }
+                return .failure(.unreadable(.current))
+            }
+            if n == 0 { break }
+            count += n
+        }
+        if !classifyingText && ContentSniffer.isText(buffer[1..<(1 + count)]) { return .success("text/plain") }
+        guard alive else { return .failure(.crashed) }
+        let sent = buffer.withUnsafeBytes { send(channel.rawValue, $0.baseAddress, 1 + count, CInt(MSG_NOSIGNAL)) }
+        guard sent == 1 + count else {
+            stop()
+            return .failure(.crashed)
+        }
+        switch receive(within: timeout) {
+        case .success(let text) where text.hasPrefix("ok "):
+            return .success(String(text.dropFirst(3)))
+        case .success(let text):
+            return .failure(.refused(text.hasPrefix("error ") ? String(text.dropFirst(6)) : text))
+        case .failure(let failure):
+            stop()
+            return .failure(failure)
+        }
+    }
+
+    /// Ends the worker (closing its channel, then SIGKILL) and reaps it.
+    public func stop() {
+        guard alive else { return }
+        alive = false
+        channel.close()
+        try? sendSignal(SIGKILL, to: process)
+        _ = waitForExit(process)
+        process.pidfd.close()
+    }
+
+    /// One message from the worker, waiting at most `bound`.
+    private func receive(within bound: Duration) -> Result<String, Failure> {
+        var poller = pollfd(fd: channel.rawValue, events: CShort(POLLIN), revents: 0)
+        let milliseconds = CInt(bound.components.seconds * 1000 + bound.components.attoseconds / 1_000_000_000_000_000)
+        var ready: CInt
+        repeat { ready = poll(&poller, 1, milliseconds) } while ready < 0 && errno == EINTR
+        guard ready > 0 else { return .failure(ready == 0 ? .timedOut(bound) : .crashed) }
+        var answer = [UInt8](repeating: 0, count: 512)
+        let count = answer.withUnsafeMutableBytes { recv(channel.rawValue, $0.baseAddress, $0.count, 0) }
+        guard count > 0 else { return .failure(.crashed) }
+        return .success(String(decoding: answer.prefix(count), as: UTF8.self))
+    }
+}
