@@ -11,8 +11,6 @@ public struct TypeDatabase: Sendable {
     private var longestExtension = 1
     /// The host's MIME database: names through its globs, and a dynamic identifier for every MIME type without a UTI.
     public private(set) var mime: MIMEDatabase = .empty
-    /// The dynamic declarations of the MIME database's types, made once when it is attached.
-    private var dynamic: [String: TypeDeclaration] = [:]
 
     /// Builds a database from declarations as given; a repeated identifier keeps its first declaration.
     public init(_ declarations: [TypeDeclaration]) {
@@ -46,12 +44,6 @@ public struct TypeDatabase: Sendable {
     public func attaching(_ mime: MIMEDatabase) -> TypeDatabase {
         var database = TypeDatabase(declarations, aliasedBy: mime)
         database.mime = mime
-        var dynamic: [String: TypeDeclaration] = [:]
-        for type in mime.knownTypes where database.identifier(forMIMEType: type) == nil {
-            let declaration = database.dynamicDeclaration(type)
-            dynamic[declaration.identifier] = declaration
-        }
-        database.dynamic = dynamic
         return database
     }
 
@@ -167,7 +159,8 @@ public struct TypeDatabase: Sendable {
     /// The declaration of an identifier, if known; a dynamic identifier's is made from the MIME database.
     public func declaration(for identifier: String) -> TypeDeclaration? {
         if let index = byIdentifier[identifier] { return declarations[index] }
-        if let declaration = dynamic[identifier] { return declaration }
+        // Made when asked (a few lookups in the MIME database), not kept: hundreds of them would cost the agent
+        // memory for types most hosts never see.
         return DynamicType.mimeType(of: identifier).map { dynamicDeclaration($0) }
     }
 

@@ -1,3 +1,4 @@
+import CShims
 import Glibc
 import InboxCore
 
@@ -213,6 +214,19 @@ extension Agent {
         run.childSource = nil
         launchReady()
         finishDrainingIfDone()
+        trimWhenIdle()
+    }
+
+    /// After a burst the heap holds memory the queue no longer needs; a second after the agent falls idle it is
+    /// given back (malloc_trim(3)), so an idle agent stays small. Once per idle spell, never in the middle of work.
+    func trimWhenIdle() {
+        guard trimTimer == nil, running.isEmpty, queue.count == 0 else { return }
+        trimTimer = try? loop.addTimer(after: .seconds(1), accuracy: .milliseconds(250)) { [unowned self] in
+            self.trimTimer = nil
+            if self.running.isEmpty && self.queue.count == 0 && self.pendingNames.isEmpty {
+                _ = inbox_malloc_trim()
+            }
+        }
     }
 
     /// The handler's Landlock ruleset: read and run everything, read and remove in its Inbox, full access

@@ -73,6 +73,7 @@ public final class Agent {
     /// Child sources that only reap orphans the agent inherited as a subreaper and killed.
     var orphans: [pid_t: EventSource] = [:]
     var statusTimer: EventSource?
+    var trimTimer: EventSource?
 
     /// Backpressure: past `highWater` queued deliveries intake pauses (files wait in the drop
     /// Inbox, where they already are safe) and resumes below `lowWater`.

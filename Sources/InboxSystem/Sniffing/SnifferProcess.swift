@@ -121,6 +121,8 @@ public final class SnifferProcess {
             if n == 0 { break }
             count += n
         }
+        // An empty file says nothing, whatever libmagic would call it; plain text may not need classifying.
+        if count == 0 { return .success("application/x-empty") }
         if !classifyingText && ContentSniffer.isText(buffer[1..<(1 + count)]) { return .success("text/plain") }
         guard alive else { return .failure(.crashed) }
         let sent = buffer.withUnsafeBytes { send(channel.rawValue, $0.baseAddress, 1 + count, CInt(MSG_NOSIGNAL)) }
