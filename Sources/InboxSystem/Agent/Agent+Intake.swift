@@ -265,15 +265,7 @@ extension Agent {
                            failure: SnifferProcess.Failure) {
         let reason = failure.description
         ExtendedAttributes(file.descriptor).write(AgentAttribute.failure, "unsniffable: " + reason)
-        if let sniffer, !sniffer.isAlive {
-            sniffer.stop()
-            do throws(SniffError) { try startSniffer() } catch {
-                self.sniffer = nil
-                logger.log(.error, "Cannot start the content sniffer again: \(error); stopping")
-                exitCode = EXIT_FAILURE
-                beginDraining(reason: "no content sniffer")
-            }
-        }
+        if let sniffer, !sniffer.isAlive { restartSniffer() }
         switch directory.moveUnique(name, to: failed, preferred: FileNames.sanitized(name)) {
         case .success(let newName):
             logger.log(.warning, "Refused \(shown): \(reason); kept in failed/", event: .rejected, fields: [

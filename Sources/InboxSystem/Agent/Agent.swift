@@ -200,7 +200,13 @@ public final class Agent {
         guard let current = sniffer else { return nil }
         if current.isAlive { return current }
         logger.log(.warning, "The content sniffer (pid \(current.process.pid)) exited; starting another")
-        current.stop()
+        return restartSniffer()
+    }
+
+    /// Replaces the sniffer; if no new one starts, the agent stops (it never types files by name alone unasked).
+    @discardableResult
+    func restartSniffer() -> SnifferProcess? {
+        sniffer?.stop()
         do throws(SniffError) {
             return try startSniffer()
         } catch {
