@@ -2,25 +2,42 @@ import Glibc
 import InboxCore
 import InboxSystem
 
+/// One subcommand: its name, the line `inboxctl --help` shows, its own help, and what runs it.
+struct Subcommand: Sendable {
+    let name: String
+    let summary: String
+    let help: String
+    let run: @Sendable ([String]) -> CInt
+}
+
 enum Inboxctl {
     static let usage = "inboxctl <subcommand> [options]"
 
-    static let help = """
-        OVERVIEW: Control and inspect inboxd.
+    /// Every subcommand, in the order `inboxctl --help` lists them.
+    static let commands: [Subcommand] = [
+        Subcommand(name: "verify", summary: "Check registration and configuration files", help: VerifyCommand.help,
+                   run: VerifyCommand.run),
+    ]
 
-        USAGE: \(usage)
+    static var help: String {
+        let lines = commands.map { "  " + $0.name.padding(to: 22) + "  " + $0.summary }.joined(separator: "\n")
+        return """
+            OVERVIEW: Control and inspect inboxd.
 
-        OPTIONS:
-          -h, --help              Show help information
+            USAGE: \(usage)
 
-        SUBCOMMANDS:
-          verify                  Check registration and configuration files
+            OPTIONS:
+              -h, --help              Show help information
 
-          See 'inboxctl help <subcommand>' for detailed help.
+            SUBCOMMANDS:
+            \(lines)
 
-        """
+              See 'inboxctl help <subcommand>' for detailed help.
 
-    static let subcommands = ["verify", "help"]
+            """
+    }
+
+    static var subcommands: [String] { commands.map(\.name) + ["help"] }
 
     /// Runs one command line; returns the exit status (0 success, 1 failure, 2 usage).
     static func run(_ arguments: [String]) -> CInt {
@@ -38,14 +55,13 @@ enum Inboxctl {
                 write(help, to: 1)
                 return 0
             }
-            if topic == "verify" {
-                write(VerifyCommand.help, to: 1)
+            if let command = commands.first(where: { $0.name == topic }) {
+                write(command.help, to: 1)
                 return 0
             }
             return usageError("unknown subcommand '\(topic)'", suggestion: closest(topic))
-        case "verify":
-            return VerifyCommand.run(rest)
         default:
+            if let command = commands.first(where: { $0.name == first }) { return command.run(rest) }
             return usageError(first.hasPrefix("-") ? "unknown option '\(first)'" : "unknown subcommand '\(first)'",
                               suggestion: first.hasPrefix("-") ? nil : closest(first))
         }
@@ -71,5 +87,12 @@ enum Inboxctl {
             let n = bytes[offset...].withUnsafeBytes { Glibc.write(fd, $0.baseAddress, $0.count) }
             if n > 0 { offset += n } else if n < 0 && errno == EINTR { continue } else { return }
         }
+    }
+}
+
+extension String {
+    /// The string padded with spaces to `width` characters (unchanged when longer).
+    func padding(to width: Int) -> String {
+        count >= width ? self : self + String(repeating: " ", count: width - count)
     }
 }

@@ -1,0 +1,98 @@
+import Glibc
+import InboxCore
+
+/// What a command line says about where things are and how to run; nil or empty means "from inboxd.conf, or the
+/// default". `inboxd` and `inboxctl` take the same options, so both see the same directories.
+public struct SettingsOverrides: Sendable {
+    public var config: String?
+    public var inboxes: [String] = []
+    public var handlers: [String] = []
+    public var state: String?
+    public var runtimeDirectory: String?
+    public var defaults: String?
+    public var maxConcurrent: Int?
+    public var logTarget: LogTarget?
+    public var logLevel: LogPriority?
+
+    public init() {}
+}
+
+/// Combines flags, inboxd.conf and the built-in defaults: flags override the file, which overrides the defaults.
+public enum SettingsResolver {
+    /// Where inboxd.conf is looked for when no --config is given (used only when it exists).
+    public static let defaultConfigPath = "/etc/inboxd/inboxd.conf"
+    /// Where defaults.conf is looked for when no --defaults is given.
+    public static let defaultPreferencesPath = "/etc/inboxd/defaults.conf"
+
+    /// The settings, or why there are none (an unreadable file, or errors in it); `diagnostics` holds every
+    /// problem found in inboxd.conf, warnings included, for the caller to print.
+    public static func resolve(_ overrides: SettingsOverrides, environment: [String: String] = ProcessEnvironment.current(),
+                               isRoot: Bool = geteuid() == 0)
+        -> (settings: Result<AgentSettings, ResolveError>, diagnostics: [Diagnostic]) {
+        var config = AgentConfiguration()
+        var diagnostics: [Diagnostic] = []
+        let configPath = overrides.config ?? defaultConfigPath
+        if overrides.config != nil || access(configPath, F_OK) == 0 {
+            switch readBounded(configPath, limit: ConfigurationParser.maximumSize) {
+            case .success(let bytes):
+                let parsed = ConfigurationParser.parseAgent(bytes, path: configPath)
+                diagnostics = parsed.diagnostics
+                let errors = parsed.diagnostics.filter(\.isError)
+                if !errors.isEmpty {
+                    return (.failure(ResolveError("\(configPath): \(errors.count) error(s)", invalid: true)), diagnostics)
+                }
+                config = parsed.configuration
+            case .failure(let error):
+                return (.failure(ResolveError("\(configPath): \(error)", invalid: false)), diagnostics)
+            }
+        }
+        let defaults = AgentSettings.defaults(environment: environment, isRoot: isRoot)
+        let inboxes = !overrides.inboxes.isEmpty ? overrides.inboxes
+            : (!config.inboxes.isEmpty ? config.inboxes : [defaults.inbox])
+        let handlers = !overrides.handlers.isEmpty ? overrides.handlers
+            : (!config.handlerDirectories.isEmpty ? config.handlerDirectories : defaults.handlers)
+        var policy = RetryPolicy()
+        if let attempts = config.maxAttempts { policy.maxAttempts = attempts }
+        if let delay = config.retryDelay { policy.retryDelay = delay }
+        var settings = AgentSettings(
+            inboxes: inboxes, handlerDirectories: handlers,
+            stateDirectory: overrides.state ?? config.stateDirectory ?? defaults.state,
+            runtimeDirectory: overrides.runtimeDirectory ?? defaults.runtime,
+            defaultsFile: overrides.defaults ?? defaultPreferencesPath,
+            maxConcurrent: overrides.maxConcurrent ?? config.maxConcurrent ?? 2 * Int(sysconf(CInt(_SC_NPROCESSORS_ONLN))),
+            retryPolicy: policy,
+            defaultTimeout: config.defaultTimeoutDisabled ? nil : config.defaultTimeout ?? .seconds(300),
+            stopTimeout: .seconds(10),
+            logTarget: overrides.logTarget ?? .auto, logLevel: overrides.logLevel ?? .info)
+        settings.landlock = config.landlock ?? .auto
+        settings.contentSniffing = config.contentSniffing ?? true
+        return (.success(settings), diagnostics)
+    }
+
+    /// Why no settings could be made.
+    public struct ResolveError: Error, Sendable, CustomStringConvertible {
+        public let description: String
+        /// True when the file was read and has errors (each in the diagnostics); false when it could not be read.
+        public let invalid: Bool
+        init(_ description: String, invalid: Bool) {
+            self.description = description
+            self.invalid = invalid
+        }
+    }
+}
+
+/// The process's environment as a dictionary.
+public enum ProcessEnvironment {
+    public static func current() -> [String: String] {
+        var result: [String: String] = [:]
+        var pointer = environ
+        while let entry = pointer.pointee {
+            let text = String(cString: entry)
+            if let equals = text.firstIndex(of: "=") {
+                result[String(text[..<equals])] = String(text[text.index(after: equals)...])
+            }
+            pointer += 1
+        }
+        return result
+    }
+}
