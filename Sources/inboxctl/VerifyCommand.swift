@@ -23,6 +23,9 @@ enum VerifyCommand {
 
         """
 
+    /// The host's MIME database, so that a misspelt MIME type in ContentTypes= is noticed as the agent would.
+    static var hostMIME: MIMEDatabase { MIMEDatabaseLoader.load(directories: MIMEDatabaseLoader.defaultDirectories()).database }
+
     static func run(_ arguments: [String]) -> CInt {
         var paths: [String] = []
         var directories: [String] = []
@@ -54,7 +57,7 @@ enum VerifyCommand {
         }
         if paths.isEmpty {
             let searchPath = directories.isEmpty ? AgentSettings.systemHandlerDirectories : directories
-            return report(RegistrationLoader.load(directories: searchPath).diagnostics, checked: "the handlers.d search path")
+            return report(RegistrationLoader.load(directories: searchPath, mime: hostMIME).diagnostics, checked: "the handlers.d search path")
         }
         var diagnostics: [Diagnostic] = []
         for path in paths {
@@ -66,7 +69,7 @@ enum VerifyCommand {
     static func check(_ path: String) -> [Diagnostic] {
         var st = stat()
         if stat(path, &st) == 0 && (st.st_mode & S_IFMT) == S_IFDIR {
-            return RegistrationLoader.load(directories: [path]).diagnostics
+            return RegistrationLoader.load(directories: [path], mime: hostMIME).diagnostics
         }
         let name = path.split(separator: "/").last.map(String.init) ?? path
         switch readBounded(path, limit: RegistrationParser.maximumSize) {
@@ -76,7 +79,9 @@ enum VerifyCommand {
             if RegistrationLoader.suffixes.contains(where: { name.hasSuffix($0) }) {
                 let parsed = RegistrationParser.parse(bytes, path: path)
                 let declarations = (parsed.registration?.exportedTypes ?? []) + (parsed.registration?.importedTypes ?? [])
-                return parsed.diagnostics + TypeDatabase.builtin.adding(declarations).diagnostics
+                let (database, typeDiagnostics) = TypeDatabase.builtin.attaching(hostMIME).adding(declarations)
+                let unknown = parsed.registration.map { RegistrationLoader.unknownMIMETypes(in: $0, database: database) }
+                return parsed.diagnostics + typeDiagnostics + (unknown ?? [])
             }
             if name == "defaults.conf" { return ConfigurationParser.parseDefaults(bytes, path: path).diagnostics }
             if name.hasSuffix(".conf") { return ConfigurationParser.parseAgent(bytes, path: path).diagnostics }

@@ -111,4 +111,26 @@ struct TypeDecisionTests {
         #expect(finished?[field: "INBOX_CONTENT_TYPE"] == "dyn.mime.application.vnd.sqlite3")
         #expect(finished?[field: "INBOX_TYPE_SOURCE"] == "content")
     }
+
+    @Test func aMisspeltMIMETypeInContentTypesIsAWarningAtItsLine() throws {
+        let world = try AgentHarness()
+        let handler = "test.typo.\(world.tag)"
+        try world.register(handler, contentTypes: "image/pgn image/png")
+        try world.start()
+        let path = world.handlerFile(handler).path
+        let warning = try Journal.wait(for: ["_PID=\(world.pid)", "CONFIG_FILE=\(path)"]).first
+        // The [DocumentType] header is line 8 of what the harness writes.
+        #expect(warning?[field: "CONFIG_LINE"] == "8")
+        #expect(warning?[field: "PRIORITY"] == "4")
+        #expect(warning?[field: "MESSAGE"]?.contains("'image/pgn'") == true)
+
+        let verify = try run(Binaries.inboxctl.path, ["verify", path])
+        #expect(verify.status == 0, "a warning does not fail the file")
+        #expect((verify.stdout + verify.stderr).contains(
+            "\(path):8: warning: ContentTypes= names MIME type 'image/pgn', which no type and no shared-mime-info entry declares"))
+
+        // The registration still works for the MIME type that exists.
+        try world.drop("a.png", contents: pngBytes(width: 1, height: 1))
+        #expect(try world.waitForEvents("finished").first?[field: "INBOX_HANDLER"] == handler)
+    }
 }

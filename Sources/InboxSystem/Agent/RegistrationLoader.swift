@@ -69,8 +69,10 @@ public enum RegistrationLoader {
         }
         let (database, typeDiagnostics) = TypeDatabase.builtin.attaching(mime).adding(declarations)
         loaded.database = database
-        // ContentTypes= may name MIME types: each stands for the UTI the database gives it.
+        // ContentTypes= may name MIME types: each stands for the UTI the database gives it. One that neither a
+        // type nor the host's MIME database knows is probably misspelt: it still counts, with a warning.
         for index in loaded.registrations.indices {
+            loaded.diagnostics += unknownMIMETypes(in: loaded.registrations[index], database: database)
             for typeIndex in loaded.registrations[index].documentTypes.indices {
                 loaded.registrations[index].documentTypes[typeIndex].contentTypes =
                     loaded.registrations[index].documentTypes[typeIndex].contentTypes.map { token in
@@ -81,6 +83,20 @@ public enum RegistrationLoader {
         loaded.index = SelectionIndex(loaded.registrations)
         loaded.diagnostics += typeDiagnostics
         return loaded
+    }
+
+    /// A warning for each MIME type in ContentTypes= that neither a type nor the host's MIME database knows
+    /// (probably misspelt; it still counts). Nothing when the database has no MIME types to compare with.
+    public static func unknownMIMETypes(in registration: HandlerRegistration, database: TypeDatabase) -> [Diagnostic] {
+        guard !database.mime.knownTypes.isEmpty else { return [] }
+        return registration.documentTypes.flatMap { documentType in
+            documentType.contentTypes.filter { token in
+                token.contains("/") && database.identifier(forMIMEType: token) == nil && !database.mime.knows(token)
+            }.map { token in
+                Diagnostic(.warning, at: documentType.location,
+                           "ContentTypes= names MIME type '\(token)', which no type and no shared-mime-info entry declares")
+            }
+        }
     }
 
     static func fileName(_ path: String) -> String {
