@@ -49,20 +49,29 @@ public final class ContentSniffer {
     /// libmagic, whose text heuristics cost 0.3 to 5 ms a file: for a caller whose decision no kind of text can
     /// change (TypeResolver rule 5), that is all it needs to know.
     public func sniff(_ file: FileDescriptor, classifyingText: Bool = true) -> Result<String, SniffError> {
+        let count: Int
+        switch buffer.withUnsafeMutableBytes({ Self.readPrefix(of: file, into: $0) }) {
+        case .success(let read): count = read
+        case .failure(let error): return .failure(SniffError("read: \(error)"))
+        }
+        if !classifyingText && Self.isText(buffer.prefix(count)) { return .success("text/plain") }
+        return classify(count)
+    }
+
+    /// Fills `buffer` from the start of an open file (pread(2): the file offset is untouched); returns how many
+    /// bytes it holds, fewer for a shorter file.
+    static func readPrefix(of file: FileDescriptor, into buffer: UnsafeMutableRawBufferPointer) -> Result<Int, Errno> {
         var count = 0
         while count < buffer.count {
-            let n = buffer.withUnsafeMutableBytes { raw in
-                sys_pread(file.rawValue, raw.baseAddress! + count, raw.count - count, off_t(count))
-            }
+            let n = sys_pread(file.rawValue, buffer.baseAddress! + count, buffer.count - count, off_t(count))
             if n < 0 {
                 if errno == EINTR { continue }
-                return .failure(SniffError("read: \(Errno.current)"))
+                return .failure(.current)
             }
             if n == 0 { break }
             count += n
         }
-        if !classifyingText && Self.isText(buffer.prefix(count)) { return .success("text/plain") }
-        return classify(count)
+        return .success(count)
     }
 
     /// Non-empty UTF-8 without NUL or other control bytes than tab, newlines, form feed and escape; a sequence

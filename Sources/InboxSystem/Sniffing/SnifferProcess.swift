@@ -42,7 +42,7 @@ public final class SnifferProcess {
     public init(executable: String, identity: Identity?, landlockABI: Int,
                 timeout: Duration = .seconds(2)) throws(SniffError) {
         var fds: [CInt] = [-1, -1]
-        guard socketpair(AF_UNIX, CInt(SOCK_SEQPACKET.rawValue) | CInt(SOCK_CLOEXEC.rawValue), 0, &fds) == 0 else {
+        guard sys_socketpair_seqpacket(&fds) == 0 else {
             throw SniffError("socketpair: \(Errno.current)")
         }
         let (ours, theirs) = (FileDescriptor(rawValue: fds[0]), FileDescriptor(rawValue: fds[1]))
@@ -99,7 +99,7 @@ public final class SnifferProcess {
     public var isAlive: Bool {
         guard alive else { return false }
         var poller = pollfd(fd: channel.rawValue, events: 0, revents: 0)
-        if poll(&poller, 1, 0) > 0 && poller.revents & CShort(POLLHUP | POLLERR) != 0 { return false }
+        if sys_poll(&poller, 0) > 0 && poller.revents & CShort(POLLHUP | POLLERR) != 0 { return false }
         return true
     }
 
@@ -108,24 +108,17 @@ public final class SnifferProcess {
     /// (see ContentSniffer.sniff).
     public func sniff(_ file: FileDescriptor, classifyingText: Bool = true) -> Result<String, Failure> {
         buffer[0] = UInt8(ascii: "S")
-        var count = 0
-        let limit = ContentSniffer.byteLimit
-        while count < limit {
-            let n = buffer.withUnsafeMutableBytes { raw in
-                sys_pread(file.rawValue, raw.baseAddress! + 1 + count, limit - count, off_t(count))
-            }
-            if n < 0 {
-                if errno == EINTR { continue }
-                return .failure(.unreadable(.current))
-            }
-            if n == 0 { break }
-            count += n
+        let count: Int
+        // Byte 0 is the request's tag; the file's bytes follow it.
+        switch buffer.withUnsafeMutableBytes({ ContentSniffer.readPrefix(of: file, into: .init(rebasing: $0[1...])) }) {
+        case .success(let read): count = read
+        case .failure(let error): return .failure(.unreadable(error))
         }
         // An empty file says nothing, whatever libmagic would call it; plain text may not need classifying.
         if count == 0 { return .success("application/x-empty") }
         if !classifyingText && ContentSniffer.isText(buffer[1..<(1 + count)]) { return .success("text/plain") }
         guard alive else { return .failure(.crashed) }
-        let sent = buffer.withUnsafeBytes { send(channel.rawValue, $0.baseAddress, 1 + count, CInt(MSG_NOSIGNAL)) }
+        let sent = buffer.withUnsafeBytes { sys_send(channel.rawValue, $0.baseAddress, 1 + count) }
         guard sent == 1 + count else {
             stop()
             return .failure(.crashed)
@@ -156,10 +149,10 @@ public final class SnifferProcess {
         var poller = pollfd(fd: channel.rawValue, events: CShort(POLLIN), revents: 0)
         let milliseconds = CInt(bound.components.seconds * 1000 + bound.components.attoseconds / 1_000_000_000_000_000)
         var ready: CInt
-        repeat { ready = poll(&poller, 1, milliseconds) } while ready < 0 && errno == EINTR
+        repeat { ready = sys_poll(&poller, milliseconds) } while ready < 0 && errno == EINTR
         guard ready > 0 else { return .failure(ready == 0 ? .timedOut(bound) : .crashed) }
         var answer = [UInt8](repeating: 0, count: 512)
-        let count = answer.withUnsafeMutableBytes { recv(channel.rawValue, $0.baseAddress, $0.count, 0) }
+        let count = answer.withUnsafeMutableBytes { sys_recv(channel.rawValue, $0.baseAddress, $0.count) }
         guard count > 0 else { return .failure(.crashed) }
         return .success(String(decoding: answer.prefix(count), as: UTF8.self))
     }

@@ -35,7 +35,7 @@ public enum SnifferWorker {
         answer(channel, "ready \(sniffer.version)")
         var request = [UInt8](repeating: 0, count: ContentSniffer.byteLimit + 1)
         while true {
-            let count = request.withUnsafeMutableBytes { recv(channel, $0.baseAddress, $0.count, 0) }
+            let count = request.withUnsafeMutableBytes { sys_recv(channel, $0.baseAddress, $0.count) }
             if count < 0 && errno == EINTR { continue }
             if count <= 0 { return count == 0 ? 0 : 1 }
             guard request[0] == UInt8(ascii: "S") else {
@@ -51,6 +51,6 @@ public enum SnifferWorker {
 
     private static func answer(_ channel: CInt, _ text: String) {
         var message = text
-        _ = message.withUTF8 { send(channel, $0.baseAddress, $0.count, CInt(MSG_NOSIGNAL)) }
+        _ = message.withUTF8 { sys_send(channel, $0.baseAddress, $0.count) }
     }
 }

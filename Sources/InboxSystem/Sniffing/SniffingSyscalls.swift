@@ -1,7 +1,8 @@
 import CMagic
 import Glibc
 
-// libmagic(3) and the one read the sniffer makes; nothing else in the module calls them.
+// libmagic(3), the read of a file's first bytes, and the sniffer's channel (a SOCK_SEQPACKET socket pair);
+// nothing else in the module calls them.
 
 func sys_magic_open(_ flags: CInt) -> OpaquePointer? { magic_open(flags) }
 func sys_magic_load(_ cookie: OpaquePointer, _ path: UnsafePointer<CChar>?) -> CInt { magic_load(cookie, path) }
@@ -17,3 +18,11 @@ func sys_magic_version() -> CInt { magic_version() }
 func sys_pread(_ fd: CInt, _ buffer: UnsafeMutableRawPointer, _ count: Int, _ offset: off_t) -> Int {
     pread(fd, buffer, count, offset)
 }
+
+func sys_socketpair_seqpacket(_ fds: inout [CInt]) -> CInt {
+    socketpair(AF_UNIX, CInt(SOCK_SEQPACKET.rawValue) | CInt(SOCK_CLOEXEC.rawValue), 0, &fds)
+}
+/// send(2) with MSG_NOSIGNAL: a peer that is gone is EPIPE, never SIGPIPE.
+func sys_send(_ fd: CInt, _ bytes: UnsafeRawPointer?, _ count: Int) -> Int { send(fd, bytes, count, CInt(MSG_NOSIGNAL)) }
+func sys_recv(_ fd: CInt, _ buffer: UnsafeMutableRawPointer?, _ count: Int) -> Int { recv(fd, buffer, count, 0) }
+func sys_poll(_ poller: inout pollfd, _ milliseconds: CInt) -> CInt { poll(&poller, 1, milliseconds) }
