@@ -17,6 +17,12 @@ enum Inboxctl {
     static let commands: [Subcommand] = [
         Subcommand(name: "verify", summary: "Check registration and configuration files", help: VerifyCommand.help,
                    run: VerifyCommand.run),
+        Subcommand(name: "types", summary: "Show the types the agent knows and how they conform", help: TypesCommand.help,
+                   run: TypesCommand.run),
+        Subcommand(name: "info", summary: "Show a file's type and the handler it would get", help: InfoCommand.help,
+                   run: InfoCommand.run),
+        Subcommand(name: "handlers", summary: "List handlers, or those that would open a file or type",
+                   help: HandlersCommand.help, run: HandlersCommand.run),
     ]
 
     static var help: String {

@@ -67,21 +67,15 @@ extension Agent {
     }
 
     func loadPreferences() -> HandlerPreferences {
-        guard let path = settings.defaultsFile else { return HandlerPreferences(byType: [:]) }
-        switch readBounded(path, limit: 1 << 20) {
-        case .success(let bytes):
-            let (preferences, diagnostics) = ConfigurationParser.parseDefaults(bytes, path: path)
-            for diagnostic in diagnostics {
-                logger.log(.warning, diagnostic.description, event: .registrationError, fields: [
-                    "CONFIG_FILE": diagnostic.location.file, "CONFIG_LINE": String(diagnostic.location.line)])
-            }
-            return preferences
-        case .failure(let error):
-            if access(path, F_OK) == 0 || errno != ENOENT {
-                logger.log(.warning, "\(path): \(error)", event: .registrationError, fields: ["CONFIG_FILE": path])
-            }
-            return HandlerPreferences(byType: [:])
+        let (preferences, diagnostics, problem) = Preferences.load(settings.defaultsFile)
+        for diagnostic in diagnostics {
+            logger.log(.warning, diagnostic.description, event: .registrationError, fields: [
+                "CONFIG_FILE": diagnostic.location.file, "CONFIG_LINE": String(diagnostic.location.line)])
         }
+        if let problem, let path = settings.defaultsFile {
+            logger.log(.warning, problem, event: .registrationError, fields: ["CONFIG_FILE": path])
+        }
+        return preferences
     }
 
     /// Watches each existing handlers.d directory; a change reloads after a short pause so an

@@ -1,0 +1,204 @@
+import Glibc
+import InboxCore
+import InboxSystem
+
+/// `inboxctl handlers [FILE | --type UTI] [--json]`: the registrations in force, or the "Open In" list for a file.
+enum HandlersCommand {
+    static let usage = "inboxctl handlers [FILE | --type UTI] [--json]"
+
+    static let help = """
+        OVERVIEW: List the registered handlers, or the handlers that would open a file or a type.
+
+        With no argument, every registration file in the search path with its state: active, masked (a
+        symlink to /dev/null) or broken (with its first error as file:line), and its document types.
+        With FILE or --type UTI, the candidate handlers, best first: their rank, the type they matched,
+        its distance from the file's type and whether defaults.conf prefers them; the chosen one is
+        marked with '*' and the reason.
+
+        USAGE: \(usage)
+
+        ARGUMENTS:
+          <FILE>                  A file whose handlers to list (opened read-only, never moved)
+
+        OPTIONS:
+          --type UTI              The handlers of a type (a UTI, a MIME type or a dyn.mime. identifier)
+          --json                  Print one JSON document
+        \(AgentOptions.help)
+          -h, --help              Show help information
+
+        """
+
+    static func run(_ arguments: [String]) -> CInt {
+        var scanner = OptionScanner(arguments)
+        var agent = AgentOptions()
+        var json = false
+        var file: String?, type: String?
+        do throws(OptionScanner.UsageError) {
+            while let token = scanner.next() {
+                switch token {
+                case .option("-h", _), .option("--help", _):
+                    Inboxctl.write(help, to: 1)
+                    return 0
+                case .option("--json", nil): json = true
+                case .option("--type", let inline): type = try scanner.value(for: "--type", inline: inline)
+                case .option(let name, let inline):
+                    if try agent.take(name, inline: inline, from: &scanner) { continue }
+                    throw TypesCommand.unknownOption(name, known: ["--type", "--json"])
+                case .positional(let value):
+                    guard file == nil else { throw OptionScanner.UsageError(message: "unexpected argument '\(value)'") }
+                    file = value
+                }
+            }
+            if file != nil && type != nil { throw OptionScanner.UsageError(message: "give FILE or '--type', not both") }
+        } catch {
+            return Inboxctl.usageError(error.message, usage: usage, helpCommand: "inboxctl help handlers")
+        }
+        guard let settings = agent.settings() else { return 1 }
+        guard file != nil || type != nil else {
+            let loaded = Inspection.loadRegistrations(settings)
+            Inboxctl.write(json ? registrationsJSON(loaded) : registrationsText(loaded), to: 1)
+            return 0
+        }
+        guard let inspection = Inspection(settings) else { return 1 }
+        let identifier: String
+        let subject: String
+        if let type {
+            guard let known = TypesCommand.identifier(type, in: inspection.loaded.database) else {
+                var message = "inboxctl: unknown type '\(type)'"
+                if let close = Spelling.closest(to: type, among: inspection.loaded.database.allIdentifiers) {
+                    message += "; did you mean '\(close)'?"
+                }
+                Inboxctl.write(message + "\n", to: 2)
+                return 1
+            }
+            identifier = known
+            subject = identifier
+        } else if let file {
+            switch inspection.inspect(file) {
+            case .success(let report):
+                identifier = report.resolved.identifier
+                subject = "\(report.name) (\(identifier))"
+            case .failure(let message):
+                Inboxctl.write("inboxctl: \(file): \(message)\n", to: 2)
+                return 1
+            }
+        } else {
+            return 1
+        }
+        let selection = inspection.select(identifier)
+        if json {
+            Inboxctl.write(JSONText.object([("contentType", JSON.quote(identifier))]
+                + selectionJSONPairs(selection, inspection)) + "\n", to: 1)
+        } else {
+            Inboxctl.write("Handlers for \(subject):\n" + candidatesText(selection, inspection), to: 1)
+        }
+        return 0
+    }
+
+    // MARK: The "Open In" list
+
+    /// One line per candidate, aligned, the chosen one marked '*', then the reason.
+    static func candidatesText(_ selection: Selection, _ inspection: Inspection) -> String {
+        guard let chosen = selection.chosen else { return "  none (\(selection.reason))\n" }
+        let handlerWidth = selection.candidates.map(\.handler.count).max() ?? 0
+        let typeWidth = selection.candidates.map(\.matchedType.count).max() ?? 0
+        var text = ""
+        for (index, candidate) in selection.candidates.enumerated() {
+            text += (index == 0 ? "  * " : "    ") + "\(index + 1)".padding(to: 3)
+                + candidate.handler.padding(to: handlerWidth + 2) + candidate.rank.name.padding(to: 11)
+                + candidate.matchedType.padding(to: typeWidth + 2) + "distance \(candidate.distance)"
+                + (candidate.preferred ? "  preferred" : "") + "\n"
+        }
+        return text + "  Chosen: \(chosen.handler) (\(selection.reason))\n"
+    }
+
+    /// The `candidates`, `chosen` and `reason` members of a JSON object.
+    static func selectionJSONPairs(_ selection: Selection, _ inspection: Inspection) -> [(String, String)] {
+        let candidates = selection.candidates.enumerated().map { index, candidate in
+            JSONText.object([
+                ("position", String(index + 1)),
+                ("handler", JSON.quote(candidate.handler)),
+                ("name", inspection.loaded.registration(candidate.handler).map { JSON.quote($0.name) } ?? "null"),
+                ("documentType", JSON.quote(candidate.documentType.name)),
+                ("rank", JSON.quote(candidate.rank.name)),
+                ("role", JSON.quote(candidate.documentType.role.name)),
+                ("matchedType", JSON.quote(candidate.matchedType)),
+                ("distance", String(candidate.distance)),
+                ("preferred", String(candidate.preferred)),
+                ("chosen", String(index == 0)),
+            ])
+        }
+        return [
+            ("candidates", "[" + candidates.joined(separator: ",") + "]"),
+            ("chosen", selection.chosen.map { JSON.quote($0.handler) } ?? "null"),
+            ("reason", JSON.quote(selection.reason)),
+        ]
+    }
+
+    // MARK: Registrations
+
+    /// A registration file and what became of it.
+    struct Entry {
+        let identifier: String
+        let state: String
+        let path: String
+        let error: String?
+        let registration: HandlerRegistration?
+    }
+
+    static func entries(_ loaded: LoadedRegistrations) -> [Entry] {
+        func stem(_ path: String) -> String {
+            let name = String(path.split(separator: "/").last ?? Substring(path))
+            guard let suffix = RegistrationLoader.suffixes.first(where: { name.hasSuffix($0) }) else { return name }
+            return String(name.dropLast(suffix.count))
+        }
+        var entries = loaded.registrations.map {
+            Entry(identifier: $0.identifier, state: "active", path: $0.path, error: nil, registration: $0)
+        }
+        entries += loaded.masked.map { Entry(identifier: stem($0), state: "masked", path: $0, error: nil, registration: nil) }
+        entries += loaded.rejected.map { path in
+            let first = loaded.diagnostics.first { $0.isError && $0.location.file == path }
+            return Entry(identifier: stem(path), state: "broken", path: path, error: first?.description, registration: nil)
+        }
+        return entries.sorted { stem($0.path) < stem($1.path) }
+    }
+
+    static func registrationsText(_ loaded: LoadedRegistrations) -> String {
+        let entries = entries(loaded)
+        guard !entries.isEmpty else { return "No registrations.\n" }
+        let width = entries.map(\.identifier.count).max() ?? 0
+        var text = ""
+        for entry in entries {
+            text += entry.identifier.padding(to: width + 2) + entry.state.padding(to: 8) + entry.path + "\n"
+            if let error = entry.error { text += "  error: \(error)\n" }
+            for documentType in entry.registration?.documentTypes ?? [] {
+                text += "  \(documentType.name): \(documentType.contentTypes.joined(separator: " ")) "
+                    + "(\(documentType.rank.name), \(documentType.role.name))\n"
+            }
+        }
+        return text
+    }
+
+    static func registrationsJSON(_ loaded: LoadedRegistrations) -> String {
+        let objects = entries(loaded).map { entry in
+            let documentTypes = (entry.registration?.documentTypes ?? []).map { documentType in
+                JSONText.object([
+                    ("name", JSON.quote(documentType.name)),
+                    ("contentTypes", JSONText.array(documentType.contentTypes)),
+                    ("rank", JSON.quote(documentType.rank.name)),
+                    ("role", JSON.quote(documentType.role.name)),
+                    ("iconFiles", JSONText.array(documentType.iconFiles)),
+                ])
+            }
+            return JSONText.object([
+                ("identifier", JSON.quote(entry.identifier)),
+                ("name", entry.registration.map { JSON.quote($0.name) } ?? "null"),
+                ("state", JSON.quote(entry.state)),
+                ("path", JSON.quote(entry.path)),
+                ("error", entry.error.map(JSON.quote) ?? "null"),
+                ("documentTypes", "[" + documentTypes.joined(separator: ",") + "]"),
+            ])
+        }
+        return "[" + objects.joined(separator: ",\n") + "]\n"
+    }
+}

@@ -1,0 +1,237 @@
+import Glibc
+import InboxCore
+import InboxSystem
+
+/// `inboxctl info FILE... [--json]`: what the agent would make of each file, without moving it.
+enum InfoCommand {
+    static let usage = "inboxctl info FILE... [--json]"
+
+    static let help = """
+        OVERVIEW: Show a file's type, how it was decided, and the handlers that would open it.
+
+        For each FILE: its name and file:// URL, its type and conformance chain, its MIME type, what
+        decided the type (attribute, extension, content or fallback, as INBOX_TYPE_SOURCE in the
+        journal), what its content was sniffed as and any mismatch, the icons of the document type that
+        matched, and the candidate handlers, best first, the chosen one marked with the reason. The exit
+        status is 1 when a file could not be read; the others are still shown.
+
+        USAGE: \(usage)
+
+        ARGUMENTS:
+          <FILE>                  A file to inspect (it is opened read-only and never moved)
+
+        OPTIONS:
+          --json                  Print one JSON document (an array, one object per file)
+        \(AgentOptions.help)
+          -h, --help              Show help information
+
+        """
+
+    static func run(_ arguments: [String]) -> CInt {
+        var scanner = OptionScanner(arguments)
+        var agent = AgentOptions()
+        var json = false
+        var files: [String] = []
+        do throws(OptionScanner.UsageError) {
+            while let token = scanner.next() {
+                switch token {
+                case .option("-h", _), .option("--help", _):
+                    Inboxctl.write(help, to: 1)
+                    return 0
+                case .option("--json", nil): json = true
+                case .option(let name, let inline):
+                    if try agent.take(name, inline: inline, from: &scanner) { continue }
+                    throw TypesCommand.unknownOption(name, known: ["--json"])
+                case .positional(let value): files.append(value)
+                }
+            }
+            if files.isEmpty { throw OptionScanner.UsageError(message: "missing FILE") }
+        } catch {
+            return Inboxctl.usageError(error.message, usage: usage, helpCommand: "inboxctl help info")
+        }
+        guard let settings = agent.settings(), let inspection = Inspection(settings) else { return 1 }
+        var status: CInt = 0
+        var documents: [String] = []
+        for path in files {
+            switch inspection.inspect(path) {
+            case .failure(let message):
+                Inboxctl.write("inboxctl: \(path): \(message)\n", to: 2)
+                status = 1
+            case .success(let report):
+                let selection = inspection.select(report.resolved.identifier)
+                documents.append(json ? reportJSON(report, selection, inspection)
+                                      : reportText(report, selection, inspection))
+            }
+        }
+        if json {
+            Inboxctl.write("[" + documents.joined(separator: ",\n") + "]\n", to: 1)
+        } else {
+            Inboxctl.write(documents.joined(separator: "\n"), to: 1)
+        }
+        return status
+    }
+
+    static func reportText(_ report: FileReport, _ selection: Selection, _ inspection: Inspection) -> String {
+        let database = inspection.loaded.database
+        let type = report.resolved
+        let description = database.declaration(for: type.identifier)?.description
+        var rows: [(String, String)] = [
+            ("Name", report.name),
+            ("URL", report.url),
+            ("Type", type.identifier + (description.map { " (\($0))" } ?? "")),
+            ("Conformance", database.conformanceChain(of: type.identifier).joined(separator: " ")),
+            ("MIME type", type.mimeType ?? "none"),
+            ("Decided by", type.source.rawValue),
+            ("Content", report.sniffed.map { mime in mime + (type.contentIdentifier.map { " (\($0))" } ?? "") }
+                ?? report.sniffNote ?? "not sniffed"),
+        ]
+        if let mismatch = type.mismatch { rows.append(("Mismatch", mismatchText(mismatch))) }
+        for note in type.diagnostics { rows.append(("Note", note)) }
+        let icons = inspection.icons(selection.chosen)
+        rows.append(("Icons", icons.isEmpty ? "none" : icons.map { $0.path + ($0.exists ? "" : " (missing)") }
+            .joined(separator: " ")))
+        var text = rows.map { ($0.0 + ":").padding(to: 14) + $0.1 + "\n" }.joined()
+        text += "Handlers:\n" + HandlersCommand.candidatesText(selection, inspection)
+        return text
+    }
+
+    static func mismatchText(_ mismatch: ResolvedType.Mismatch) -> String {
+        let claim = mismatch.claimSource == .attribute ? "its content-type attribute says" : "its name says"
+        return "\(claim) \(mismatch.claimed) but the content is \(mismatch.content); "
+            + (mismatch.contentWon ? "typed by its content" : "kept \(mismatch.claimed)")
+    }
+
+    static func reportJSON(_ report: FileReport, _ selection: Selection, _ inspection: Inspection) -> String {
+        let database = inspection.loaded.database
+        let type = report.resolved
+        let mismatch = type.mismatch.map { mismatch in
+            JSONText.object([
+                ("claimed", JSON.quote(mismatch.claimed)), ("claimSource", JSON.quote(mismatch.claimSource.rawValue)),
+                ("content", JSON.quote(mismatch.content)), ("contentWon", String(mismatch.contentWon)),
+            ])
+        }
+        let icons = inspection.icons(selection.chosen).map { icon in
+            JSONText.object([("path", JSON.quote(icon.path)), ("exists", String(icon.exists))])
+        }
+        return JSONText.object([
+            ("name", JSON.quote(report.name)),
+            ("path", JSON.quote(report.path)),
+            ("url", JSON.quote(report.url)),
+            ("contentType", JSON.quote(type.identifier)),
+            ("description", database.declaration(for: type.identifier).map { JSON.quote($0.description) } ?? "null"),
+            ("contentTypes", JSONText.array(database.conformanceChain(of: type.identifier))),
+            ("mimeType", type.mimeType.map(JSON.quote) ?? "null"),
+            ("typeSource", JSON.quote(type.source.rawValue)),
+            ("sniffedMIMEType", report.sniffed.map(JSON.quote) ?? "null"),
+            ("sniffedType", type.contentIdentifier.map(JSON.quote) ?? "null"),
+            ("mismatch", mismatch ?? "null"),
+            ("notes", JSONText.array(type.diagnostics + (report.sniffNote.map { [$0] } ?? []))),
+            ("icons", "[" + icons.joined(separator: ",") + "]"),
+        ] + HandlersCommand.selectionJSONPairs(selection, inspection))
+    }
+}
+
+/// One file as the agent would see it.
+struct FileReport {
+    let name: String
+    let path: String
+    let url: String
+    let resolved: ResolvedType
+    /// libmagic's MIME type for the first bytes; nil when not sniffed.
+    let sniffed: String?
+    /// Why the content was not sniffed, when it was not.
+    let sniffNote: String?
+}
+
+/// Why a file could not be inspected.
+struct InspectionError: Error, CustomStringConvertible {
+    let description: String
+    init(_ description: String) { self.description = description }
+}
+
+/// The agent's view, loaded once: registrations, types, preferences, and libmagic (in-process, as file(1) does).
+final class Inspection {
+    let settings: AgentSettings
+    let loaded: LoadedRegistrations
+    let preferences: HandlerPreferences
+    private let sniffer: ContentSniffer?
+
+    /// nil (after saying why) when libmagic cannot be loaded: the agent would refuse to start.
+    init?(_ settings: AgentSettings) {
+        self.settings = settings
+        loaded = Self.loadRegistrations(settings)
+        let (preferences, _, _) = Preferences.load(settings.defaultsFile)
+        self.preferences = preferences
+        if settings.contentSniffing {
+            do throws(SniffError) {
+                sniffer = try ContentSniffer()
+            } catch {
+                Inboxctl.write("inboxctl: cannot load libmagic: \(error)\n", to: 2)
+                return nil
+            }
+        } else {
+            sniffer = nil
+        }
+    }
+
+    /// The registrations and types the agent would load (MIME database, then handlers.d).
+    static func loadRegistrations(_ settings: AgentSettings) -> LoadedRegistrations {
+        let mime = MIMEDatabaseLoader.load(directories: settings.mimeDirectories).database
+        return RegistrationLoader.load(directories: settings.handlerDirectories, mime: mime)
+    }
+
+    /// The ranked candidates for a type, as the agent chooses.
+    func select(_ type: String) -> Selection {
+        HandlerSelector.select(type: type, index: loaded.index, database: loaded.database, preferences: preferences,
+                               ranking: .all)
+    }
+
+    /// Opens the file as the agent would (no symlink, no blocking, a regular file) and resolves its type.
+    func inspect(_ path: String) -> Result<FileReport, InspectionError> {
+        let fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC | O_NOCTTY)
+        if fd < 0 {
+            return .failure(InspectionError(errno == ELOOP ? "is a symbolic link" : "cannot open: \(Errno.current)"))
+        }
+        let file = FileDescriptor(rawValue: fd)
+        defer { file.close() }
+        var st = stat()
+        guard fstat(fd, &st) == 0 else { return .failure(InspectionError("cannot stat: \(Errno.current)")) }
+        guard (st.st_mode & S_IFMT) == S_IFREG else { return .failure(InspectionError("not a regular file")) }
+
+        let name = String(path.split(separator: "/").last ?? Substring(path))
+        let explicit = ExtendedAttributes(file).readString("user.inbox.content-type",
+                                                           limit: MetadataLimits.contentTypeBytes)
+        let claim = TypeResolver.claim(explicit: explicit, fileName: name, in: loaded.database)
+        var sniffed: String?, note: String?
+        if let sniffer {
+            switch sniffer.sniff(file, classifyingText: claim.needsTextClassified) {
+            case .success(let mime): sniffed = mime
+            case .failure(let error): note = "cannot sniff: \(error); its name and attribute decide its type"
+            }
+        } else {
+            note = "ContentSniffing=no"
+        }
+        let resolved = TypeResolver.decide(claim, content: sniffed, in: loaded.database)
+        let absolute = path.hasPrefix("/") ? path : Self.currentDirectory() + "/" + path
+        return .success(FileReport(name: name, path: path, url: fileURL(forPath: absolute), resolved: resolved,
+                                   sniffed: sniffed, sniffNote: note))
+    }
+
+    /// The icons of a candidate's document type, resolved against its registration file's directory.
+    func icons(_ candidate: Candidate?) -> [(path: String, exists: Bool)] {
+        guard let candidate, let registration = loaded.registration(candidate.handler) else { return [] }
+        let directory = registration.path.split(separator: "/", omittingEmptySubsequences: false).dropLast()
+            .joined(separator: "/")
+        return candidate.documentType.iconFiles.map { file in
+            let path = file.hasPrefix("/") ? file : (directory.isEmpty ? file : directory + "/" + file)
+            var st = stat()
+            return (path, stat(path, &st) == 0 && (st.st_mode & S_IFMT) == S_IFREG)
+        }
+    }
+
+    static func currentDirectory() -> String {
+        var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
+        guard getcwd(&buffer, buffer.count) != nil else { return "." }
+        return String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    }
+}

@@ -1,0 +1,202 @@
+import Glibc
+import InboxCore
+import InboxSystem
+
+/// `inboxctl types [UTI] [--tree] [--json]`: the type database the agent uses, built in, declared and dynamic.
+enum TypesCommand {
+    static let usage = "inboxctl types [UTI] [--tree] [--json]"
+
+    static let help = """
+        OVERVIEW: Show the types the agent knows and how they conform.
+
+        With no UTI, every declared type (built in, or exported or imported by a registration) with its
+        description. With a UTI (or a MIME type, or a dyn.mime. identifier), its description, conformance
+        chain, extensions, MIME types and where it is declared.
+
+        USAGE: \(usage)
+
+        ARGUMENTS:
+          <UTI>                   A type identifier, a MIME type or a dyn.mime. identifier
+
+        OPTIONS:
+          --tree                  Show the conformance tree under public.item and public.content (or under UTI)
+          --json                  Print one JSON document
+        \(AgentOptions.help)
+          -h, --help              Show help information
+
+        """
+
+    static func run(_ arguments: [String]) -> CInt {
+        var scanner = OptionScanner(arguments)
+        var agent = AgentOptions()
+        var tree = false, json = false
+        var uti: String?
+        do throws(OptionScanner.UsageError) {
+            while let token = scanner.next() {
+                switch token {
+                case .option("-h", _), .option("--help", _):
+                    Inboxctl.write(help, to: 1)
+                    return 0
+                case .option("--tree", nil): tree = true
+                case .option("--json", nil): json = true
+                case .option(let name, let inline):
+                    if try agent.take(name, inline: inline, from: &scanner) { continue }
+                    throw unknownOption(name, known: ["--tree", "--json"])
+                case .positional(let value):
+                    guard uti == nil else { throw OptionScanner.UsageError(message: "unexpected argument '\(value)'") }
+                    uti = value
+                }
+            }
+        } catch {
+            return Inboxctl.usageError(error.message, usage: usage, helpCommand: "inboxctl help types")
+        }
+        guard let settings = agent.settings() else { return 1 }
+        let database = Inspection.loadRegistrations(settings).database
+        var output: String
+        if let uti {
+            guard let identifier = identifier(uti, in: database) else {
+                var message = "inboxctl: unknown type '\(uti)'"
+                if let close = Spelling.closest(to: uti, among: database.allIdentifiers) {
+                    message += "; did you mean '\(close)'?"
+                }
+                Inboxctl.write(message + "\n", to: 2)
+                return 1
+            }
+            if tree {
+                output = json ? "[" + treeJSON(identifier, in: database, children: children(in: database)) + "]\n"
+                              : treeText(identifier, in: database, children: children(in: database))
+            } else {
+                output = json ? describeJSON(identifier, in: database) + "\n" : describeText(identifier, in: database)
+            }
+        } else if tree {
+            let children = children(in: database)
+            let roots = ["public.item", "public.content"]
+            output = json ? "[" + roots.map { treeJSON($0, in: database, children: children) }.joined(separator: ",") + "]\n"
+                          : roots.map { treeText($0, in: database, children: children) }.joined()
+        } else {
+            output = json ? listJSON(database) : listText(database)
+        }
+        Inboxctl.write(output, to: 1)
+        return 0
+    }
+
+    static func unknownOption(_ name: String, known: [String]) -> OptionScanner.UsageError {
+        var message = "unknown option '\(name)'"
+        if let close = Spelling.closest(to: name, among: known + AgentOptions.names.sorted() + ["--help"]) {
+            message += "; did you mean '\(close)'?"
+        }
+        return OptionScanner.UsageError(message: message)
+    }
+
+    /// The identifier a UTI, a MIME type or a dynamic identifier names, the way a content-type attribute is read.
+    static func identifier(_ text: String, in database: TypeDatabase) -> String? {
+        if database.declares(text) { return text }
+        if let mime = DynamicType.mimeType(of: text) {
+            return database.mime.knows(mime) ? database.typeIdentifier(forMIMEType: mime) : nil
+        }
+        guard text.contains("/") else { return nil }
+        if let identifier = database.identifier(forMIMEType: text) { return identifier }
+        return database.mime.knows(text.lowercased()) ? database.typeIdentifier(forMIMEType: text.lowercased()) : nil
+    }
+
+    /// "built in", "exported by FILE:LINE", "imported by FILE:LINE" or "dynamic, from shared-mime-info".
+    static func origin(_ declaration: TypeDeclaration) -> String {
+        switch declaration.origin {
+        case .builtin: "built in"
+        case .dynamic: "dynamic, from shared-mime-info"
+        case .exported(let location): "exported by \(location)"
+        case .imported(let location): "imported by \(location)"
+        }
+    }
+
+    static func describeText(_ identifier: String, in database: TypeDatabase) -> String {
+        guard let declaration = database.declaration(for: identifier) else { return identifier + "\n" }
+        let rows: [(String, String)] = [
+            ("Identifier", identifier),
+            ("Description", declaration.description),
+            ("Conformance", database.conformanceChain(of: identifier).joined(separator: " ")),
+            ("Extensions", declaration.extensions.isEmpty ? "none" : declaration.extensions.joined(separator: " ")),
+            ("MIME types", declaration.mimeTypes.isEmpty ? "none" : declaration.mimeTypes.joined(separator: " ")),
+            ("Declared", origin(declaration)),
+        ]
+        return rows.map { ($0.0 + ":").padding(to: 14) + $0.1 + "\n" }.joined()
+    }
+
+    static func describeJSON(_ identifier: String, in database: TypeDatabase) -> String {
+        guard let declaration = database.declaration(for: identifier) else { return "null" }
+        return JSONText.object([
+            ("identifier", JSON.quote(identifier)),
+            ("description", JSON.quote(declaration.description)),
+            ("conformsTo", JSONText.array(declaration.conformsTo)),
+            ("conformanceChain", JSONText.array(database.conformanceChain(of: identifier))),
+            ("extensions", JSONText.array(declaration.extensions)),
+            ("mimeTypes", JSONText.array(declaration.mimeTypes)),
+            ("declared", JSON.quote(origin(declaration))),
+            ("location", declaration.origin.location.map { JSON.quote($0.description) } ?? "null"),
+        ])
+    }
+
+    static func listText(_ database: TypeDatabase) -> String {
+        let identifiers = database.allIdentifiers
+        let width = (identifiers.map(\.count).max() ?? 0) + 2
+        return identifiers.map { identifier in
+            identifier.padding(to: width) + (database.declaration(for: identifier)?.description ?? "") + "\n"
+        }.joined()
+    }
+
+    static func listJSON(_ database: TypeDatabase) -> String {
+        let objects = database.allIdentifiers.map { identifier in
+            JSONText.object([
+                ("identifier", JSON.quote(identifier)),
+                ("description", JSON.quote(database.declaration(for: identifier)?.description ?? "")),
+            ])
+        }
+        return "[" + objects.joined(separator: ",\n") + "]\n"
+    }
+
+    /// Declared identifiers by their direct parents, each list sorted.
+    static func children(in database: TypeDatabase) -> [String: [String]] {
+        var children: [String: [String]] = [:]
+        for identifier in database.allIdentifiers {
+            for parent in database.declaration(for: identifier)?.conformsTo ?? [] {
+                children[parent, default: []].append(identifier)
+            }
+        }
+        return children
+    }
+
+    /// The subtree under `identifier`, two spaces deeper per level; a type with several parents is under each.
+    static func treeText(_ identifier: String, in database: TypeDatabase, children: [String: [String]],
+                         depth: Int = 0, path: Set<String> = []) -> String {
+        let description = database.declaration(for: identifier)?.description ?? ""
+        var text = String(repeating: "  ", count: depth) + identifier + (description.isEmpty ? "" : " (\(description))") + "\n"
+        for child in children[identifier] ?? [] where !path.contains(child) {
+            text += treeText(child, in: database, children: children, depth: depth + 1, path: path.union([identifier]))
+        }
+        return text
+    }
+
+    static func treeJSON(_ identifier: String, in database: TypeDatabase, children: [String: [String]],
+                         path: Set<String> = []) -> String {
+        let nested = (children[identifier] ?? []).filter { !path.contains($0) }.map {
+            treeJSON($0, in: database, children: children, path: path.union([identifier]))
+        }
+        return JSONText.object([
+            ("identifier", JSON.quote(identifier)),
+            ("description", JSON.quote(database.declaration(for: identifier)?.description ?? "")),
+            ("children", "[" + nested.joined(separator: ",") + "]"),
+        ])
+    }
+}
+
+/// JSON text built by hand, keys in the order given.
+enum JSONText {
+    static func array(_ strings: [String]) -> String {
+        "[" + strings.map(JSON.quote).joined(separator: ",") + "]"
+    }
+
+    /// An object from (key, already-encoded value) pairs.
+    static func object(_ pairs: [(String, String)]) -> String {
+        "{" + pairs.map { JSON.quote($0.0) + ":" + $0.1 }.joined(separator: ",") + "}"
+    }
+}
