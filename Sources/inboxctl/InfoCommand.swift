@@ -45,7 +45,7 @@ enum InfoCommand {
                 case .positional(let value): files.append(value)
                 }
             }
-            if files.isEmpty { throw OptionScanner.UsageError(message: "missing FILE") }
+            if files.isEmpty { throw OptionScanner.UsageError(message: "missing expected argument '<FILE>'") }
         } catch {
             return Inboxctl.usageError(error.message, usage: usage, helpCommand: "inboxctl help info")
         }
