@@ -23,6 +23,8 @@ enum Inboxctl {
                    run: InfoCommand.run),
         Subcommand(name: "handlers", summary: "List handlers, or those that would open a file or type",
                    help: HandlersCommand.help, run: HandlersCommand.run),
+        Subcommand(name: "status", summary: "Show what the agent is doing", help: StatusCommand.help,
+                   run: StatusCommand.run),
     ]
 
     static var help: String {

@@ -85,3 +85,37 @@ struct JSONTests {
         #expect(JSON.validate(bytes(JSON.quote(input))) == nil)
     }
 }
+
+@Suite("JSON values")
+struct JSONValueTests {
+    @Test func parsesWhatTheAgentWrites() throws {
+        let text = #"{"pid":42,"phase":"running","inboxes":["/a","/b \"q\""],"landlock":true,"x":null,"n":-1.5e2,"#
+            + #""u":"caf\u00e9 \ud83d\ude00","inFlight":[{"handler":"h","ageUSec":1000}],"e":{}}"#
+        let value = try JSONValue.parse(Array(text.utf8)).get()
+        #expect(value["pid"]?.int == 42)
+        #expect(value["phase"]?.string == "running")
+        #expect(value["inboxes"]?.array?.compactMap(\.string) == ["/a", "/b \"q\""])
+        #expect(value["landlock"]?.bool == true)
+        #expect(value["x"] == .null)
+        #expect(value["n"]?.number == -150)
+        #expect(value["u"]?.string == "caf\u{E9} \u{1F600}")
+        #expect(value["inFlight"]?.array?.first?["ageUSec"]?.int == 1000)
+        #expect(value["e"] == .object([]))
+        #expect(value["missing"] == nil)
+    }
+
+    @Test(arguments: ["", "{", "[1,]", "{\"a\" 1}", "nul", "\"\\x\"", String(repeating: "[", count: 100)])
+    func rejectsWhatIsNotJSON(_ text: String) {
+        guard case .failure(let error) = JSONValue.parse(Array(text.utf8)) else {
+            Issue.record("accepted \(text)")
+            return
+        }
+        #expect(!error.message.isEmpty)
+    }
+
+    @Test func roundTripsQuotedStrings() throws {
+        for text in ["plain", "tab\there", "quote\"back\\slash", "\u{01}\u{1F}", "ünïcödé 😀"] {
+            #expect(try JSONValue.parse(Array(JSON.quote(text).utf8)).get().string == text)
+        }
+    }
+}

@@ -253,6 +253,7 @@ public final class Agent {
         retryTimers.removeAll()
         logger.log(.info, "Stopping on \(reason); waiting for \(running.count) running handler(s)", event: .stopping)
         notifier.stopping(status: statusLine())
+        writeStatusFile()
         if running.isEmpty {
             loop.exit(code: exitCode)
             return

@@ -1,0 +1,154 @@
+import Glibc
+import InboxCore
+import InboxSystem
+
+/// `inboxctl status [--json]`: what the agent is doing, from the status file it keeps in its runtime directory.
+enum StatusCommand {
+    static let usage = "inboxctl status [--json] [--runtime-dir DIR] [agent options]"
+
+    static let help = """
+        OVERVIEW: Show what the agent is doing.
+
+        Reads status.json, which the agent keeps current in its runtime directory (written
+        atomically): the Inboxes it watches, the queue, the deliveries in flight (handler, file,
+        age, attempt), the files in failed/ and unhandled/, whether handlers are sandboxed
+        with Landlock, content sniffing, and when the registrations were last loaded. Exits 1
+        when the agent is not running.
+
+        USAGE: \(usage)
+
+        OPTIONS:
+          --json                  Print the status file as the agent wrote it
+        \(AgentOptions.help)
+          -h, --help              Show help information
+
+        """
+
+    static func run(_ arguments: [String]) -> CInt {
+        var scanner = OptionScanner(arguments)
+        var agent = AgentOptions()
+        var json = false
+        do throws(OptionScanner.UsageError) {
+            while let token = scanner.next() {
+                switch token {
+                case .option("-h", _), .option("--help", _):
+                    Inboxctl.write(help, to: 1)
+                    return 0
+                case .option("--json", nil):
+                    json = true
+                case .option(let name, let inline):
+                    guard try agent.take(name, inline: inline, from: &scanner) else {
+                        return Inboxctl.usageError("unknown option '\(name)'", usage: usage, helpCommand: "inboxctl help status")
+                    }
+                case .positional(let word):
+                    return Inboxctl.usageError("unexpected argument '\(word)'", usage: usage, helpCommand: "inboxctl help status")
+                }
+            }
+        } catch {
+            return Inboxctl.usageError(error.message, usage: usage, helpCommand: "inboxctl help status")
+        }
+        guard let settings = agent.settings() else { return 1 }
+        let path = settings.runtimeDirectory + "/status.json"
+        let bytes: [UInt8]
+        switch readBounded(path, limit: 4 << 20) {
+        case .success(let read): bytes = read
+        case .failure(let error):
+            Inboxctl.write("inboxd is not running (no status file: \(path): \(error))\n", to: 2)
+            return 1
+        }
+        let status: JSONValue
+        switch JSONValue.parse(bytes) {
+        case .success(let value): status = value
+        case .failure(let error):
+            Inboxctl.write("inboxctl: \(path) is not valid JSON: \(error)\n", to: 2)
+            return 1
+        }
+        let pid = status["pid"]?.int ?? 0
+        guard pid > 0, kill(pid_t(pid), 0) == 0 || errno == EPERM else {
+            Inboxctl.write("inboxd (pid \(pid)) is not running; \(path) is left from it\n", to: 2)
+            return 1
+        }
+        if json {
+            Inboxctl.write(String(decoding: bytes, as: UTF8.self), to: 1)
+            return 0
+        }
+        Inboxctl.write(render(status, now: realtimeMicroseconds()), to: 1)
+        return 0
+    }
+
+    /// The status as a person reads it.
+    static func render(_ status: JSONValue, now: Int64) -> String {
+        let written = Int64(status["writtenAtUSec"]?.number ?? Double(now))
+        let sinceWritten = max(0, now - written)
+        var lines: [String] = []
+        lines.append("inboxd (pid \(status["pid"]?.int ?? 0)) \(status["phase"]?.string ?? "?")")
+        let inboxes = status["inboxes"]?.array?.compactMap(\.string) ?? []
+        lines.append(field("Inboxes", inboxes.isEmpty ? "none" : inboxes.joined(separator: " ")))
+        lines.append(field("State", status["stateDirectory"]?.string ?? "?"))
+        let abi = status["landlockABI"]?.int ?? 0
+        lines.append(field("Sandbox", abi > 0 ? "Landlock ABI \(abi)"
+                                              : "no Landlock (permissions and the after-exit check only)"))
+        if status["contentSniffing"]?.bool == false {
+            lines.append(field("Sniffing", "off (ContentSniffing=no)"))
+        } else if let sniffer = status["sniffer"], sniffer != .null {
+            lines.append(field("Sniffing", "libmagic \(sniffer["libmagic"]?.string ?? "?") (pid \(sniffer["pid"]?.int ?? 0))"))
+        }
+        let loadedAt = Int64(status["registrationsLoadedAtUSec"]?.number ?? 0)
+        lines.append(field("Registrations", "\(status["registrations"]?.int ?? 0), loaded \(timestamp(loadedAt)) "
+                           + "(\(duration(now - loadedAt)) ago)"))
+        let inFlight = status["inFlight"]?.array ?? []
+        lines.append(field("Queue", "\(status["queued"]?.int ?? 0) waiting, \(inFlight.count) running"))
+        if !inFlight.isEmpty {
+            let rows = inFlight.map { run -> [String] in
+                let age = Int64(run["ageUSec"]?.number ?? 0) + sinceWritten
+                return [run["handler"]?.string ?? "?", run["file"]?.string ?? "?", duration(age),
+                        String(run["attempt"]?.int ?? 0), String(run["pid"]?.int ?? 0)]
+            }
+            lines += table(header: ["HANDLER", "FILE", "RUNNING", "ATTEMPT", "PID"], rows: rows).map { "  " + $0 }
+        }
+        lines.append(field("failed/", String(status["failed"]?.int ?? 0)))
+        lines.append(field("unhandled/", String(status["unhandled"]?.int ?? 0)))
+        lines.append(field("As of", "\(timestamp(written)) (\(duration(sinceWritten)) ago)"))
+        return lines.joined(separator: "\n") + "\n"
+    }
+
+    private static func field(_ name: String, _ value: String) -> String {
+        (name + ":").padding(to: 16) + value
+    }
+
+    /// Left-aligned columns, two spaces apart.
+    static func table(header: [String], rows: [[String]]) -> [String] {
+        let all = [header] + rows
+        let widths = header.indices.map { column in all.map { $0[column].count }.max() ?? 0 }
+        return all.map { row in
+            row.enumerated().map { $0.offset == row.count - 1 ? $0.element : $0.element.padding(to: widths[$0.offset]) }
+                .joined(separator: "  ")
+        }
+    }
+
+    /// "850 ms", "3.2 s", "4 min 5 s", "2 h 3 min".
+    static func duration(_ microseconds: Int64) -> String {
+        let value = max(0, microseconds)
+        if value < 1_000_000 { return "\(value / 1000) ms" }
+        if value < 60_000_000 { return "\(value / 1_000_000).\(value / 100_000 % 10) s" }
+        let seconds = value / 1_000_000
+        if seconds < 3600 { return "\(seconds / 60) min \(seconds % 60) s" }
+        return "\(seconds / 3600) h \(seconds % 3600 / 60) min"
+    }
+
+    /// UTC, to the second: "2026-11-30 17:30:12 UTC".
+    static func timestamp(_ microseconds: Int64) -> String {
+        var seconds = time_t(microseconds / 1_000_000)
+        var parts = tm()
+        guard gmtime_r(&seconds, &parts) != nil else { return "?" }
+        func two(_ n: Int32) -> String { n < 10 ? "0\(n)" : "\(n)" }
+        return "\(parts.tm_year + 1900)-\(two(parts.tm_mon + 1))-\(two(parts.tm_mday)) "
+            + "\(two(parts.tm_hour)):\(two(parts.tm_min)):\(two(parts.tm_sec)) UTC"
+    }
+
+    static func realtimeMicroseconds() -> Int64 {
+        var clock = timespec()
+        clock_gettime(CLOCK_REALTIME, &clock)
+        return Int64(clock.tv_sec) * 1_000_000 + Int64(clock.tv_nsec) / 1000
+    }
+}
