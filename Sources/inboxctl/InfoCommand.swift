@@ -86,7 +86,7 @@ enum InfoCommand {
                 ?? report.sniffNote ?? "not sniffed"),
         ]
         if let mismatch = type.mismatch { rows.append(("Mismatch", mismatchText(mismatch))) }
-        for note in type.diagnostics { rows.append(("Note", note)) }
+        for note in type.diagnostics + (report.refusal.map { [$0] } ?? []) { rows.append(("Note", note)) }
         let icons = inspection.icons(selection.chosen)
         rows.append(("Icons", icons.isEmpty ? "none" : icons.map { $0.path + ($0.exists ? "" : " (missing)") }
             .joined(separator: " ")))
@@ -125,7 +125,7 @@ enum InfoCommand {
             ("sniffedMIMEType", report.sniffed.map(JSON.quote) ?? "null"),
             ("sniffedType", type.contentIdentifier.map(JSON.quote) ?? "null"),
             ("mismatch", mismatch ?? "null"),
-            ("notes", JSONText.array(type.diagnostics + (report.sniffNote.map { [$0] } ?? []))),
+            ("notes", JSONText.array(type.diagnostics + [report.sniffNote, report.refusal].compactMap { $0 })),
             ("icons", "[" + icons.joined(separator: ",") + "]"),
         ] + HandlersCommand.selectionJSONPairs(selection, inspection))
     }
@@ -141,6 +141,8 @@ struct FileReport {
     let sniffed: String?
     /// Why the content was not sniffed, when it was not.
     let sniffNote: String?
+    /// Why the agent would refuse the file from a drop Inbox, if it would.
+    let refusal: String?
 }
 
 /// Why a file could not be inspected.
@@ -214,7 +216,9 @@ final class Inspection {
         let resolved = TypeResolver.decide(claim, content: sniffed, in: loaded.database)
         let absolute = path.hasPrefix("/") ? path : Self.currentDirectory() + "/" + path
         return .success(FileReport(name: name, path: path, url: fileURL(forPath: absolute), resolved: resolved,
-                                   sniffed: sniffed, sniffNote: note))
+                                   sniffed: sniffed, sniffNote: note,
+                                   refusal: st.st_nlink > 1 ? "it has \(st.st_nlink) links: from a drop Inbox the agent "
+                                       + "would refuse it (a hard link) and move it aside to failed/" : nil))
     }
 
     /// The icons of a candidate's document type, resolved against its registration file's directory.

@@ -330,6 +330,15 @@ import Testing
         #expect(reports.map { $0["name"] as? String } == ["a.txt"])
     }
 
+    @Test func aHardLinkIsShownWithTheAgentsRefusal() throws {
+        let file = try write("linked.txt", "text\n")
+        try FileManager.default.linkItem(at: file, to: directory.appendingPathComponent("other.txt"))
+        let result = try inboxctl(["info", file.path] + agentOptions)
+        #expect(result.status == 0)
+        #expect(result.stdout.contains("Note:         it has 2 links: from a drop Inbox the agent would refuse it (a hard link) "
+            + "and move it aside to failed/\n"))
+    }
+
     // MARK: handlers
 
     @Test func theRegistrationsWithTheirStates() throws {
