@@ -1,0 +1,48 @@
+import Foundation
+import Testing
+
+/// scripts/inboxctl-completion.bash in a real bash, completing against the built inboxctl.
+struct CompletionTests {
+    static let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+        .appendingPathComponent("../../scripts/inboxctl-completion.bash").standardizedFileURL
+
+    /// What bash offers for the words (the last one is being completed).
+    static func complete(_ words: [String]) throws -> [String] {
+        let quoted = words.map { "'" + $0.replacingOccurrences(of: "'", with: "'\\''") + "'" }.joined(separator: " ")
+        let program = """
+            source '\(script.path)'
+            COMP_WORDS=(\(quoted)); COMP_CWORD=\(words.count - 1); _inboxctl
+            printf '%s\\n' "${COMPREPLY[@]}"
+            """
+        var environment = ProcessInfo.processInfo.environment
+        environment["PATH"] = Binaries.directory.path + ":" + (environment["PATH"] ?? "/usr/bin:/bin")
+        let result = try run("/bin/bash", ["-c", program], environment: environment)
+        #expect(result.status == 0, "\(result.stderr)")
+        return result.stdout.split(separator: "\n").map(String.init)
+    }
+
+    @Test func subcommandsComeFromTheToolsOwnHelp() throws {
+        let all = try Self.complete(["inboxctl", ""])
+        for name in ["verify", "types", "info", "handlers", "status", "help"] {
+            #expect(all.contains(name), "\(all)")
+        }
+        #expect(try Self.complete(["inboxctl", "sta"]) == ["status"])
+        #expect(try Self.complete(["inboxctl", "help", "ver"]) == ["verify"])
+    }
+
+    @Test func optionsOfTheSubcommand() throws {
+        #expect(try Self.complete(["inboxctl", "status", "--js"]) == ["--json"])
+        let options = try Self.complete(["inboxctl", "types", "--"])
+        #expect(options.contains("--tree") && options.contains("--handlers"), "\(options)")
+    }
+
+    @Test func typeAndHandlerIdentifiers() throws {
+        let types = try Self.complete(["inboxctl", "types", "public.jp"])
+        #expect(types.contains("public.jpeg"), "\(types)")
+        #expect(types.allSatisfy { $0.hasPrefix("public.jp") })
+        let world = try AgentHarness()
+        try world.register("test.completion.\(world.tag)", contentTypes: "public.png")
+        let handlers = try Self.complete(["inboxctl", "log", "--handlers", world.handlers.path, "--handler", "test.comp"])
+        #expect(handlers == ["test.completion.\(world.tag)"], "\(handlers)")
+    }
+}

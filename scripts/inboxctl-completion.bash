@@ -1,0 +1,63 @@
+# bash completion for inboxctl: subcommands, their options, handler identifiers and type identifiers.
+# scripts/setup installs it as /usr/share/bash-completion/completions/inboxctl; to try it from a checkout:
+#   source scripts/inboxctl-completion.bash
+# Every list is asked of inboxctl itself (its help, `inboxctl handlers`, `inboxctl types`), so the completion
+# never falls behind the tool, and options given so far (--handlers, --config, ...) are passed on.
+
+_inboxctl_subcommands() {
+    "$1" --help 2>/dev/null | sed -n '/^SUBCOMMANDS:/,/^$/{s/^  \([a-z][a-z-]*\) .*/\1/p}'
+}
+
+_inboxctl_options() {
+    "$1" help "$2" 2>/dev/null | sed -n '/^OPTIONS:/,/^$/p' | grep -o -- '--[a-z][a-z-]*' | sort -u
+}
+
+_inboxctl() {
+    local tool=${COMP_WORDS[0]} cur=${COMP_WORDS[COMP_CWORD]} prev=""
+    ((COMP_CWORD > 0)) && prev=${COMP_WORDS[COMP_CWORD - 1]}
+    local subcommand="" i
+    local -a agent_options=()
+    for ((i = 1; i < COMP_CWORD; i++)); do
+        case ${COMP_WORDS[i]} in
+            --config | --handlers | --state | --runtime-dir | --defaults | --inbox)
+                agent_options+=("${COMP_WORDS[i]}" "${COMP_WORDS[i + 1]}")
+                ((i++))
+                ;;
+            -*) ;;
+            *) [[ -z $subcommand ]] && subcommand=${COMP_WORDS[i]} ;;
+        esac
+    done
+
+    if [[ -z $subcommand ]]; then
+        mapfile -t COMPREPLY < <(compgen -W "$(_inboxctl_subcommands "$tool") help --help" -- "$cur")
+        return
+    fi
+    case $prev in
+        --config | --defaults | --annotation-file) mapfile -t COMPREPLY < <(compgen -f -- "$cur"); return ;;
+        --handlers | --state | --runtime-dir | --inbox) mapfile -t COMPREPLY < <(compgen -d -- "$cur"); return ;;
+        --with | --handler)
+            mapfile -t COMPREPLY < <(compgen -W "$("$tool" handlers "${agent_options[@]}" 2>/dev/null |
+                awk '/^[^ ]/ {print $1}')" -- "$cur")
+            return
+            ;;
+        --type)
+            mapfile -t COMPREPLY < <(compgen -W "$("$tool" types "${agent_options[@]}" 2>/dev/null |
+                awk '{print $1}')" -- "$cur")
+            return
+            ;;
+    esac
+    if [[ $cur == -* ]]; then
+        mapfile -t COMPREPLY < <(compgen -W "$(_inboxctl_options "$tool" "$subcommand") --help" -- "$cur")
+        return
+    fi
+    case $subcommand in
+        help) mapfile -t COMPREPLY < <(compgen -W "$(_inboxctl_subcommands "$tool")" -- "$cur") ;;
+        types)
+            mapfile -t COMPREPLY < <(compgen -W "$("$tool" types "${agent_options[@]}" 2>/dev/null |
+                awk '{print $1}')" -- "$cur")
+            ;;
+        *) mapfile -t COMPREPLY < <(compgen -f -- "$cur") ;;
+    esac
+}
+
+complete -o filenames -F _inboxctl inboxctl
