@@ -162,7 +162,10 @@ final class Inspection {
     init?(_ settings: AgentSettings) {
         self.settings = settings
         loaded = Self.loadRegistrations(settings)
-        let (preferences, _, _) = Preferences.load(settings.defaultsFile)
+        // Problems in defaults.conf are the agent's warnings: shown, and the rest of the file still counts.
+        let (preferences, diagnostics, problem) = Preferences.load(settings.defaultsFile)
+        for diagnostic in diagnostics { Inboxctl.write(diagnostic.description + "\n", to: 2) }
+        if let problem { Inboxctl.write("inboxctl: \(problem)\n", to: 2) }
         self.preferences = preferences
         if settings.contentSniffing {
             do throws(SniffError) {

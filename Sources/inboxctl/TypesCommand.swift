@@ -52,7 +52,7 @@ enum TypesCommand {
         }
         guard let settings = agent.settings() else { return 1 }
         let database = Inspection.loadRegistrations(settings).database
-        var output: String
+        let output: String
         if let uti {
             guard let identifier = identifier(uti, in: database) else {
                 var message = "inboxctl: unknown type '\(uti)'"
