@@ -25,6 +25,14 @@ enum Inboxctl {
                    help: HandlersCommand.help, run: HandlersCommand.run),
         Subcommand(name: "status", summary: "Show what the agent is doing", help: StatusCommand.help,
                    run: StatusCommand.run),
+        Subcommand(name: "send", summary: "Send files to their handlers through a drop Inbox", help: SendCommand.help,
+                   run: SendCommand.run),
+        Subcommand(name: "retry", summary: "Send a failed or unhandled file to its handler again", help: RetryCommand.help,
+                   run: RetryCommand.run),
+        Subcommand(name: "discard", summary: "Remove a failed or unhandled file", help: DiscardCommand.help,
+                   run: DiscardCommand.run),
+        Subcommand(name: "log", summary: "Show the journal entries of a handler, file or delivery", help: LogCommand.help,
+                   run: LogCommand.run),
     ]
 
     static var help: String {

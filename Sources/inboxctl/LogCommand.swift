@@ -1,0 +1,120 @@
+import Glibc
+import InboxCore
+import InboxSystem
+
+/// `inboxctl log`: runs journalctl with the field matches of DESIGN.md "Journal", printing the command first.
+enum LogCommand {
+    static let usage = "inboxctl log [--handler ID] [--file NAME] [--delivery ID] [--follow] [-n N]"
+    static let journalctl = "/usr/bin/journalctl"
+
+    static let help = """
+        OVERVIEW: Show the agent's journal entries for a handler, a file or a delivery.
+
+        Runs journalctl with the matching fields (printed first on stderr). With --handler alone,
+        the handler's own output (its identifier) is shown too. --file NAME matches INBOX_FILE
+        exactly, for NAME in each drop Inbox, failed/, unhandled/ and each handler's container
+        Inbox (a renamed copy, NAME-2.EXT, has a name of its own); a NAME with a '/' is taken as
+        a full path. The matches are exact and use the journal's index, unlike --grep.
+
+        USAGE: \(usage)
+
+        OPTIONS:
+          --handler ID            Entries for handler ID
+          --file NAME             Entries for the file NAME
+          --delivery ID           Entries for one delivery (INBOX_DELIVERY_ID)
+          -f, --follow            Keep printing new entries
+          -n, --lines N           Show the last N entries
+          --inbox DIR             A drop Inbox (repeatable; as the agent's --inbox)
+          --state DIR             The agent's state directory
+          --config FILE           The agent's configuration (default /etc/inboxd/inboxd.conf when present)
+          -h, --help              Show help information
+
+        """
+
+    static func run(_ arguments: [String]) -> CInt {
+        var handler: String?, file: String?, delivery: String?, lines: String?
+        var follow = false
+        var agent = AgentOptions()
+        var scanner = OptionScanner(arguments)
+        do throws(OptionScanner.UsageError) {
+            while let token = scanner.next() {
+                switch token {
+                case .option("-h", _), .option("--help", _):
+                    Inboxctl.write(help, to: 1)
+                    return 0
+                case .option("--handler", let inline): handler = try scanner.value(for: "--handler", inline: inline)
+                case .option("--file", let inline): file = try scanner.value(for: "--file", inline: inline)
+                case .option("--delivery", let inline): delivery = try scanner.value(for: "--delivery", inline: inline)
+                case .option("-f", nil), .option("--follow", nil): follow = true
+                case .option("-n", nil), .option("--lines", _):
+                    if case .option(let name, let inline) = token { lines = try scanner.value(for: name, inline: inline) }
+                case .option(let name, let inline):
+                    if try agent.take(name, inline: inline, from: &scanner) { continue }
+                    throw HeldFiles.unknownOption(name, known: ["--handler", "--file", "--delivery", "--follow", "--lines",
+                                                                "--inbox", "--state", "--config", "--help"])
+                case .positional(let value):
+                    throw OptionScanner.UsageError(message: "unexpected argument '\(value)'")
+                }
+            }
+            if let lines, Int(lines).map({ $0 < 0 }) ?? true {
+                throw OptionScanner.UsageError(message: "invalid number of lines '\(lines)'")
+            }
+            if let delivery, !HeldFiles.isDeliveryID(delivery.lowercased()) {
+                throw OptionScanner.UsageError(message: "invalid delivery id '\(delivery)': expected 32 hex digits")
+            }
+            if let file, file.isEmpty { throw OptionScanner.UsageError(message: "empty file name") }
+        } catch {
+            return Inboxctl.usageError(error.message, usage: usage, helpCommand: "inboxctl help log")
+        }
+        var command = ["journalctl"]
+        if follow { command.append("-f") }
+        if let lines { command += ["-n", lines] }
+        if let handler, file == nil, delivery == nil {
+            // -t adds its matches in a group of their own, ANDed with the others: an OR across fields needs '+'.
+            command += ["SYSLOG_IDENTIFIER=inboxd", "INBOX_HANDLER=\(handler)", "+", "SYSLOG_IDENTIFIER=\(handler)"]
+        } else {
+            command += ["-t", "inboxd"]
+            if let handler { command.append("INBOX_HANDLER=\(handler)") }
+            if let delivery { command.append("INBOX_DELIVERY_ID=\(delivery.lowercased())") }
+            if let file {
+                guard let paths = paths(of: file, agent: agent) else { return 1 }
+                command += paths.map { "INBOX_FILE=\($0)" }
+            }
+        }
+        Inboxctl.write(command.map(quoted).joined(separator: " ") + "\n", to: 2)
+        return exec(journalctl, command)
+    }
+
+    /// Every path the agent may have logged for a file name: where it was dropped, where it waited or failed, and
+    /// each handler's Inbox it was moved to.
+    static func paths(of name: String, agent: AgentOptions) -> [String]? {
+        if name.contains("/") { return [name] }
+        guard let settings = agent.settings() else { return nil }
+        let state = settings.stateDirectory.hasSuffix("/") ? String(settings.stateDirectory.dropLast()) : settings.stateDirectory
+        var directories = settings.inboxes.map { $0.hasSuffix("/") ? String($0.dropLast()) : $0 }
+        directories += [state + "/failed", state + "/unhandled"]
+        if let containers = try? Directory(path: state + "/containers"), let names = try? containers.entries() {
+            directories += names.compactMap { String(validating: $0, as: UTF8.self) }.filter { !$0.hasPrefix(".") }.sorted()
+                .map { state + "/containers/" + $0 + "/Inbox" }
+        }
+        return directories.map { $0 + "/" + name }
+    }
+
+    /// A word as a shell would need it, so the printed command can be pasted.
+    static func quoted(_ word: String) -> String {
+        let plain = word.utf8.allSatisfy { byte in
+            (0x30...0x39).contains(byte) || (0x41...0x5A).contains(byte) || (0x61...0x7A).contains(byte)
+                || "-_./=:+@,%".utf8.contains(byte)
+        }
+        return plain && !word.isEmpty ? word : "'" + word.replacing("'", with: "'\\''") + "'"
+    }
+
+    /// Replaces inboxctl with journalctl (no shell); returns only if that fails.
+    static func exec(_ path: String, _ arguments: [String]) -> CInt {
+        let argv = arguments.map { strdup($0) } + [nil]
+        execv(path, argv)
+        Inboxctl.write("inboxctl: cannot run \(path): \(Errno.current)\n", to: 2)
+        for pointer in argv { free(pointer) }
+        return 1
+    }
+}

@@ -1,0 +1,231 @@
+import Glibc
+import InboxCore
+import InboxSystem
+
+/// `inboxctl retry ID|--all`: moves a file from failed/ or unhandled/ back into the drop Inbox, where the agent
+/// takes it as a new arrival.
+enum RetryCommand {
+    static let usage = "inboxctl retry ID|--all"
+
+    static let help = """
+        OVERVIEW: Send a failed or unhandled file to its handler again.
+
+        The file is moved back into the drop Inbox (to a hidden name, then into place), without
+        the agent's failure attributes, so the agent takes it as a new arrival with a new delivery
+        id. ID is a file name in failed/ or unhandled/ (failed/NAME or unhandled/NAME when both
+        hold one), or a delivery id (32 hex digits, as in the journal's INBOX_DELIVERY_ID).
+        --all retries everything in failed/; unhandled/ is left alone, as the agent dispatches
+        it by itself once a registration for its type appears.
+
+        USAGE: \(usage)
+
+        ARGUMENTS:
+          <ID>                    A file name in failed/ or unhandled/, or a delivery id
+
+        OPTIONS:
+          --all                   Retry every file in failed/
+          --inbox DIR             The drop Inbox (default: the agent's first Inbox)
+          --state DIR             The agent's state directory
+          --config FILE           The agent's configuration (default /etc/inboxd/inboxd.conf when present)
+          -h, --help              Show help information
+
+        """
+
+    static func run(_ arguments: [String]) -> CInt {
+        var all = false
+        var id: String?
+        var inbox: String?
+        var agent = AgentOptions()
+        var scanner = OptionScanner(arguments)
+        do throws(OptionScanner.UsageError) {
+            while let token = scanner.next() {
+                switch token {
+                case .option("-h", _), .option("--help", _):
+                    Inboxctl.write(help, to: 1)
+                    return 0
+                case .option("--all", nil): all = true
+                case .option("--inbox", let inline): inbox = try scanner.value(for: "--inbox", inline: inline)
+                case .option(let name, let inline):
+                    if name != "--inbox", try agent.take(name, inline: inline, from: &scanner) { continue }
+                    throw HeldFiles.unknownOption(name, known: ["--all", "--inbox", "--state", "--config", "--help"])
+                case .positional(let value):
+                    guard id == nil else { throw OptionScanner.UsageError(message: "unexpected argument '\(value)'") }
+                    id = value
+                }
+            }
+            if all == (id != nil) {
+                throw OptionScanner.UsageError(message: all ? "give either ID or --all, not both" : "missing ID (or --all)")
+            }
+        } catch {
+            return Inboxctl.usageError(error.message, usage: usage, helpCommand: "inboxctl help retry")
+        }
+        guard let settings = agent.settings() else { return 1 }
+        guard let held = HeldFiles(state: settings.stateDirectory) else { return 1 }
+        guard let inboxPath = inbox ?? settings.inboxes.first else {
+            Inboxctl.write("inboxctl: no drop Inbox is configured; give one with --inbox\n", to: 2)
+            return 1
+        }
+        let target: Directory
+        do { target = try Directory(path: inboxPath) } catch {
+            Inboxctl.write("inboxctl: cannot open the Inbox: \(error)\n", to: 2)
+            return 1
+        }
+        let files: [HeldFiles.Entry]
+        if all {
+            files = held.entries(in: held.failed)
+            if files.isEmpty {
+                Inboxctl.write("inboxctl: nothing in \(held.failed?.path ?? settings.stateDirectory + "/failed")\n", to: 2)
+                return 0
+            }
+        } else {
+            guard let found = held.find(id ?? "") else { return 1 }
+            files = found
+        }
+        var status: CInt = 0
+        for entry in files {
+            switch retry(entry, into: target) {
+            case .success(let path):
+                Inboxctl.write("\(entry.directory.child(entry.name)) -> \(path)\n", to: 1)
+            case .failure(let error):
+                Inboxctl.write("inboxctl: cannot retry \(entry.directory.child(entry.name)): \(error)\n", to: 2)
+                status = 1
+            }
+        }
+        return status
+    }
+
+    /// Clears the agent's failure record, gives the file back to its sender, and moves it into the Inbox:
+    /// first to a hidden name, then into place.
+    static func retry(_ entry: HeldFiles.Entry, into inbox: Directory) -> Result<String, SystemError> {
+        let name = Array(entry.name.utf8)
+        let file: OpenedFile
+        switch entry.directory.openRegular(name) {
+        case .opened(let opened): file = opened
+        case .gone: return .failure(SystemError("open", path: entry.directory.child(entry.name), errno: .noSuchFile))
+        case .refused(let kind):
+            return .failure(SystemError("open (a \(kind.rawValue), not a regular file)", path: entry.directory.child(entry.name),
+                                        errno: .invalidArgument))
+        case .failed(let error): return .failure(error)
+        }
+        defer { file.descriptor.close() }
+        let attributes = ExtendedAttributes(file.descriptor)
+        // The agent strips its own attributes from a new arrival anyway; removing these here means a file that
+        // sits in the Inbox before the agent runs again carries no stale failure.
+        for key in [HeldFiles.failureAttribute, HeldFiles.attemptsAttribute] { attributes.remove(key) }
+        // As root the agent owns what it holds: give the file back to its sender, whose uid the agent recorded,
+        // so the new arrival is not taken as sent by root (INBOX_SOURCE_UID).
+        if geteuid() == 0, let uid = HeldFiles.storedDelivery(attributes)?.uid, uid != file.status.st_uid {
+            _ = fchown(file.descriptor.rawValue, uid, gid_t.max)
+        }
+        let hidden = ".inboxctl-retry-" + SendCommand.randomHex(12)
+        switch entry.directory.moveUnique(name, to: inbox, preferred: hidden) {
+        case .success(let moved):
+            switch inbox.moveUnique(Array(moved.utf8), to: inbox, preferred: FileNames.sanitized(name)) {
+            case .success(let placed): return .success(inbox.child(placed))
+            case .failure(let error): return .failure(SystemError("renameat2", path: inbox.child(moved), errno: error))
+            }
+        case .failure(.crossDevice):
+            // The state directory and the Inbox on different filesystems: copy (hidden name, sync, rename), then
+            // remove the very file that was copied.
+            switch entry.directory.copyIn(file, to: inbox, preferred: FileNames.sanitized(name)) {
+            case .success(let (placed, copy)):
+                copy.close()
+                entry.directory.remove(name)
+                return .success(inbox.child(placed))
+            case .failure(let error): return .failure(error)
+            }
+        case .failure(let error):
+            return .failure(SystemError("renameat2", path: entry.directory.child(entry.name), errno: error))
+        }
+    }
+}
+
+/// What the agent holds in `<state>/failed/` and `<state>/unhandled/`, found by name or delivery id.
+struct HeldFiles {
+    /// The agent's attributes (Sources/InboxSystem/Agent/Delivery.swift, AgentAttribute).
+    static let deliveryAttribute = "user.inboxd.delivery"
+    static let failureAttribute = "user.inboxd.failure"
+    static let attemptsAttribute = "user.inboxd.attempts"
+
+    struct Entry {
+        let directory: Directory
+        let name: String
+    }
+
+    let failed: Directory?
+    let unhandled: Directory?
+
+    init?(state: String) {
+        failed = try? Directory(path: state.hasSuffix("/") ? state + "failed" : state + "/failed")
+        unhandled = try? Directory(path: state.hasSuffix("/") ? state + "unhandled" : state + "/unhandled")
+        if failed == nil && unhandled == nil {
+            Inboxctl.write("inboxctl: neither failed/ nor unhandled/ exists in \(state)\n", to: 2)
+            return nil
+        }
+    }
+
+    /// Visible regular entries, sorted (names that are not UTF-8 are skipped: they cannot be typed anyway).
+    func entries(in directory: Directory?) -> [Entry] {
+        guard let directory, let names = try? directory.entries() else { return [] }
+        return names.filter { !FileNames.isHidden($0) }.compactMap { String(validating: $0, as: UTF8.self) }.sorted()
+            .map { Entry(directory: directory, name: $0) }
+    }
+
+    /// The files `id` names; nil (with the message printed, listing what is there) when none.
+    func find(_ id: String) -> [Entry]? {
+        var places = [failed, unhandled].compactMap { $0 }
+        var name = id
+        for (prefix, directory) in [("failed/", failed), ("unhandled/", unhandled)] where id.hasPrefix(prefix) {
+            places = [directory].compactMap { $0 }
+            name = String(id.dropFirst(prefix.count))
+        }
+        if !name.isEmpty, !name.contains("/"), !name.hasPrefix(".") {
+            let byName = places.filter { (try? $0.status(of: Array(name.utf8))) != nil }
+            if byName.count == 1 { return [Entry(directory: byName[0], name: name)] }
+            if byName.count > 1 {
+                Inboxctl.write("inboxctl: '\(name)' is in both failed/ and unhandled/; say failed/\(name) or unhandled/\(name)\n",
+                               to: 2)
+                return nil
+            }
+        }
+        if Self.isDeliveryID(id.lowercased()) {
+            let wanted = id.lowercased()
+            let matches = places.flatMap { entries(in: $0) }.filter { entry in
+                guard case .opened(let file) = entry.directory.openRegular(Array(entry.name.utf8)) else { return false }
+                defer { file.descriptor.close() }
+                return Self.storedDelivery(ExtendedAttributes(file.descriptor))?.id == wanted
+            }
+            if !matches.isEmpty { return matches }
+        }
+        var message = "inboxctl: no file or delivery '\(id)' in failed/ or unhandled/"
+        let present = places.flatMap { directory in
+            entries(in: directory).map { (directory === failed ? "failed/" : "unhandled/") + $0.name }
+        }
+        if present.isEmpty {
+            message += "; both are empty\n"
+        } else {
+            message += "; there are:\n" + present.prefix(10).map { "  \($0)\n" }.joined()
+            if present.count > 10 { message += "  ... and \(present.count - 10) more\n" }
+        }
+        Inboxctl.write(message, to: 2)
+        return nil
+    }
+
+    /// "<id> <uid>" as the agent stores it in `user.inboxd.delivery` (Agent.storedDelivery).
+    static func storedDelivery(_ attributes: ExtendedAttributes) -> (id: String, uid: UInt32?)? {
+        guard let text = attributes.readString(deliveryAttribute, limit: 64) else { return nil }
+        let parts = text.split(separator: " ")
+        guard parts.count == 2, isDeliveryID(String(parts[0])) else { return nil }
+        return (String(parts[0]), UInt32(parts[1]))
+    }
+
+    static func isDeliveryID(_ text: String) -> Bool {
+        text.utf8.count == 32 && text.utf8.allSatisfy { (0x30...0x39).contains($0) || (0x61...0x66).contains($0) }
+    }
+
+    static func unknownOption(_ name: String, known: [String]) -> OptionScanner.UsageError {
+        var message = "unknown option '\(name)'"
+        if let close = Spelling.closest(to: name, among: known) { message += "; did you mean '\(close)'?" }
+        return OptionScanner.UsageError(message: message)
+    }
+}

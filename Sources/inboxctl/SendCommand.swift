@@ -1,0 +1,259 @@
+import Glibc
+import InboxCore
+import InboxSystem
+
+/// `inboxctl send`: atomic delivery into a drop Inbox, with the sender's metadata in extended attributes
+/// (DESIGN.md "Metadata that rides with a file").
+enum SendCommand {
+    static let usage = "inboxctl send [--inbox DIR] [--source-app ID] [--annotation JSON] [--type UTI] [--name NAME] FILE...|-"
+
+    static let help = """
+        OVERVIEW: Send files to their handlers through a drop Inbox.
+
+        Each FILE is copied to a hidden name in the Inbox, its metadata set as extended attributes
+        (user.inbox.source-app, user.inbox.annotation, user.inbox.content-type), synced, and renamed
+        into place, so the agent never sees half a file. A name already taken becomes NAME-2.EXT,
+        NAME-3.EXT... One line per file sent: its path in the Inbox. '-' reads the data from stdin;
+        with --type and no --name it is named TYPE-XXXXXXXXXXXX.EXT from the type's last identifier
+        component and preferred extension.
+
+        USAGE: \(usage)
+
+        ARGUMENTS:
+          <FILE>                  A file to send, or '-' for stdin
+
+        OPTIONS:
+          --inbox DIR             The drop Inbox (default: the agent's first Inbox)
+          --source-app ID         The sending application's identifier (printable ASCII, no spaces)
+          --annotation JSON       JSON handed to the handler (at most 65536 bytes)
+          --type UTI              The content type (a UTI, a dyn.mime. identifier or a MIME type)
+          --name NAME             The name in the Inbox (one FILE, or '-')
+          --config FILE           The agent's configuration (default /etc/inboxd/inboxd.conf when present)
+          --handlers DIR          Types declared by the registrations in DIR (repeatable)
+          -h, --help              Show help information
+
+        """
+
+    static let helpCommand = "inboxctl help send"
+
+    struct Request {
+        var sourceApp: String?
+        var annotation: String?
+        var contentType: String?
+        var name: String?
+        /// The name for stdin's data when no --name is given.
+        var streamName: String?
+    }
+
+    static func run(_ arguments: [String]) -> CInt {
+        var scanner = OptionScanner(arguments)
+        var agent = AgentOptions()
+        var request = Request()
+        var inbox: String?
+        var type: String?
+        var files: [String] = []
+        do throws(OptionScanner.UsageError) {
+            while let token = scanner.next() {
+                switch token {
+                case .option("-h", _), .option("--help", _):
+                    Inboxctl.write(help, to: 1)
+                    return 0
+                case .option("--inbox", let inline): inbox = try scanner.value(for: "--inbox", inline: inline)
+                case .option("--source-app", let inline): request.sourceApp = try scanner.value(for: "--source-app", inline: inline)
+                case .option("--annotation", let inline): request.annotation = try scanner.value(for: "--annotation", inline: inline)
+                case .option("--type", let inline): type = try scanner.value(for: "--type", inline: inline)
+                case .option("--name", let inline): request.name = try scanner.value(for: "--name", inline: inline)
+                case .option(let name, let inline):
+                    if name != "--inbox", try agent.take(name, inline: inline, from: &scanner) { continue }
+                    throw unknownOption(name)
+                case .positional(let value): files.append(value)
+                }
+            }
+            try check(request, files: files, hasType: type != nil)
+        } catch {
+            return Inboxctl.usageError(error.message, usage: usage, helpCommand: helpCommand)
+        }
+        guard let settings = agent.settings() else { return 1 }
+        if let type {
+            let mime = MIMEDatabaseLoader.load(directories: settings.mimeDirectories).database
+            let database = RegistrationLoader.load(directories: settings.handlerDirectories, mime: mime).database
+            guard let identifier = knownIdentifier(type, in: database) else {
+                var message = "unknown type '\(type)'"
+                if let close = Spelling.closest(to: type, among: database.allIdentifiers) {
+                    message += "; did you mean '\(close)'?"
+                }
+                return Inboxctl.usageError(message, usage: usage, helpCommand: helpCommand)
+            }
+            request.contentType = identifier
+            if files.contains("-") && request.name == nil {
+                request.streamName = streamName(for: identifier, in: database)
+            }
+        }
+        guard let inboxPath = inbox ?? settings.inboxes.first else {
+            Inboxctl.write("inboxctl: no drop Inbox is configured; give one with --inbox\n", to: 2)
+            return 1
+        }
+        let directory: Directory
+        do { directory = try Directory(path: inboxPath) } catch {
+            Inboxctl.write("inboxctl: cannot open the Inbox: \(error)\n", to: 2)
+            return 1
+        }
+        var status: CInt = 0
+        for file in files {
+            switch send(file, request: request, into: directory) {
+            case .success(let path):
+                Inboxctl.write(path + "\n", to: 1)
+            case .failure(let failure):
+                Inboxctl.write("inboxctl: cannot send \(file == "-" ? "stdin" : file): \(failure.message)\n", to: 2)
+                status = 1
+            }
+        }
+        return status
+    }
+
+    /// What is wrong with the command line before anything is created.
+    static func check(_ request: Request, files: [String], hasType: Bool) throws(OptionScanner.UsageError) {
+        if files.isEmpty { throw OptionScanner.UsageError(message: "missing FILE (or '-' for stdin)") }
+        if files.filter({ $0 == "-" }).count > 1 { throw OptionScanner.UsageError(message: "'-' given more than once") }
+        if let name = request.name {
+            if files.count > 1 { throw OptionScanner.UsageError(message: "--name needs exactly one FILE") }
+            if name.isEmpty || FileNames.sanitized(Array(name.utf8)) != name {
+                throw OptionScanner.UsageError(message:
+                    "invalid name '\(name)': it must not start with '.', contain '/' or control characters, or exceed 200 bytes")
+            }
+        }
+        if files.contains("-") && request.name == nil && !hasType {
+            throw OptionScanner.UsageError(message: "'-' (stdin) needs --type or --name: there is no file name to keep")
+        }
+        if let app = request.sourceApp, !SourceApplication.isValid(app) {
+            throw OptionScanner.UsageError(message:
+                "invalid source application '\(app)': it must be printable ASCII without spaces, at most \(MetadataLimits.sourceAppBytes) bytes")
+        }
+        if let annotation = request.annotation {
+            let bytes = Array(annotation.utf8)
+            if bytes.count > MetadataLimits.annotationBytes {
+                throw OptionScanner.UsageError(message:
+                    "annotation is \(bytes.count) bytes, over the limit of \(MetadataLimits.annotationBytes)")
+            }
+            if let problem = JSON.validate(bytes) {
+                throw OptionScanner.UsageError(message: "annotation is not valid JSON: \(problem)")
+            }
+        }
+    }
+
+    static func unknownOption(_ name: String) -> OptionScanner.UsageError {
+        let known = ["--inbox", "--source-app", "--annotation", "--type", "--name", "--config", "--handlers", "--help"]
+        var message = "unknown option '\(name)'"
+        if let close = Spelling.closest(to: name, among: known) { message += "; did you mean '\(close)'?" }
+        return OptionScanner.UsageError(message: message)
+    }
+
+    /// A declared identifier, a dynamic one whose MIME type the host knows, or a known MIME type's identifier:
+    /// what the agent accepts in `user.inbox.content-type`.
+    static func knownIdentifier(_ text: String, in database: TypeDatabase) -> String? {
+        if database.declares(text) { return text }
+        if let mime = DynamicType.mimeType(of: text) { return database.mime.knows(mime) ? text : nil }
+        guard text.contains("/") else { return nil }
+        if let identifier = database.identifier(forMIMEType: text) { return identifier }
+        let lower = text.lowercased()
+        return database.mime.knows(lower) ? database.typeIdentifier(forMIMEType: lower) : nil
+    }
+
+    /// `customprofile-3f2a9c0d41b7.customprofile` for com.example.customprofile: the last identifier component,
+    /// 12 random hex digits and the preferred extension.
+    static func streamName(for identifier: String, in database: TypeDatabase) -> String {
+        let stem = identifier.split(separator: ".").last.map(String.init) ?? "data"
+        var name = stem + "-" + randomHex(12)
+        if let ext = database.preferredExtension(of: identifier) { name += "." + ext }
+        return FileNames.sanitized(Array(name.utf8))
+    }
+
+    static func randomHex(_ digits: Int) -> String {
+        var generator = SystemRandomNumberGenerator()
+        let hex = Array("0123456789abcdef")
+        return String((0..<digits).map { _ in hex[Int(generator.next() & 0xF)] })
+    }
+
+    struct Failure: Error { let message: String }
+
+    /// Sends one file; returns its path in the Inbox. On any failure the hidden temporary is removed.
+    static func send(_ file: String, request: Request, into inbox: Directory) -> Result<String, Failure> {
+        let name: String
+        if let given = request.name {
+            name = given
+        } else if file == "-" {
+            guard let streamName = request.streamName else { return .failure(Failure(message: "stdin needs --type or --name")) }
+            name = streamName
+        } else {
+            name = FileNames.sanitized(Array((file.split(separator: "/").last.map(String.init) ?? file).utf8))
+        }
+        let source: CInt
+        if file == "-" {
+            source = 0
+        } else {
+            source = open(file, O_RDONLY | O_CLOEXEC | O_NOCTTY)
+            if source < 0 { return .failure(Failure(message: String(describing: Errno.current))) }
+        }
+        defer { if source != 0 { _ = close(source) } }
+
+        let temporary = ".inboxctl-send-" + randomHex(12)
+        let fd = temporary.withCString {
+            openat(inbox.descriptor.rawValue, $0, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
+        }
+        if fd < 0 { return .failure(Failure(message: "cannot create \(inbox.child(temporary)): \(Errno.current)")) }
+        let output = FileDescriptor(rawValue: fd)
+        func fail(_ message: String) -> Result<String, Failure> {
+            output.close()
+            inbox.remove(Array(temporary.utf8))
+            return .failure(Failure(message: message))
+        }
+        if let problem = copy(from: source, to: fd) { return fail(problem) }
+        let attributes = ExtendedAttributes(output)
+        let metadata: [(String, String?)] = [("user.inbox.source-app", request.sourceApp),
+                                             ("user.inbox.annotation", request.annotation),
+                                             ("user.inbox.content-type", request.contentType)]
+        for case let (key, value?) in metadata {
+            guard let error = attributes.write(key, value) else { continue }
+            if error == .noSpace || error == .tooBig || error == .rangeError {
+                return fail("the metadata is too large for extended attributes on this filesystem (\(key), "
+                    + "\(value.utf8.count) bytes: \(error)); a sidecar file is not implemented yet")
+            }
+            if error == .notSupported {
+                return fail("the Inbox's filesystem does not support extended attributes (\(key))")
+            }
+            return fail("cannot set \(key): \(error)")
+        }
+        if fsync(fd) != 0 { return fail("fsync: \(Errno.current)") }
+        switch inbox.moveUnique(Array(temporary.utf8), to: inbox, preferred: name) {
+        case .success(let placed):
+            output.close()
+            _ = fsync(inbox.descriptor.rawValue)
+            return .success(inbox.child(placed))
+        case .failure(let error):
+            return fail("renameat2: \(error)")
+        }
+    }
+
+    /// Copies everything `source` reads to `target`; nil on success, else the reason.
+    static func copy(from source: CInt, to target: CInt) -> String? {
+        withUnsafeTemporaryAllocation(byteCount: 1 << 16, alignment: 8) { buffer in
+            while true {
+                let count = read(source, buffer.baseAddress, buffer.count)
+                if count < 0 {
+                    if errno == EINTR { continue }
+                    return "read: \(Errno.current)"
+                }
+                if count == 0 { return nil }
+                var written = 0
+                while written < count {
+                    let n = write(target, buffer.baseAddress! + written, count - written)
+                    if n < 0 {
+                        if errno == EINTR { continue }
+                        return "write: \(Errno.current)"
+                    }
+                    written += n
+                }
+            }
+        }
+    }
+}
