@@ -155,10 +155,13 @@ enum HandlersCommand {
         var entries = loaded.registrations.map {
             Entry(identifier: $0.identifier, state: "active", path: $0.path, error: nil, registration: $0)
         }
-        entries += loaded.masked.map { Entry(identifier: stem($0), state: "masked", path: $0, error: nil, registration: nil) }
+        entries += loaded.masked.map {
+            Entry(identifier: stem($0), state: "masked", path: $0, error: nil, registration: nil)
+        }
         entries += loaded.rejected.map { path in
             let first = loaded.diagnostics.first { $0.isError && $0.location.file == path }
-            return Entry(identifier: stem(path), state: "broken", path: path, error: first?.description, registration: nil)
+            return Entry(identifier: stem(path), state: "broken", path: path, error: first?.description,
+                         registration: nil)
         }
         return entries.sorted { stem($0.path) < stem($1.path) }
     }

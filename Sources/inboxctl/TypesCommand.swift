@@ -71,8 +71,9 @@ enum TypesCommand {
         } else if tree {
             let children = children(in: database)
             let roots = ["public.item", "public.content"]
-            output = json ? "[" + roots.map { treeJSON($0, in: database, children: children) }.joined(separator: ",") + "]\n"
-                          : roots.map { treeText($0, in: database, children: children) }.joined()
+            output = json
+                ? "[" + roots.map { treeJSON($0, in: database, children: children) }.joined(separator: ",") + "]\n"
+                : roots.map { treeText($0, in: database, children: children) }.joined()
         } else {
             output = json ? listJSON(database) : listText(database)
         }
@@ -169,7 +170,8 @@ enum TypesCommand {
     static func treeText(_ identifier: String, in database: TypeDatabase, children: [String: [String]],
                          depth: Int = 0, path: Set<String> = []) -> String {
         let description = database.declaration(for: identifier)?.description ?? ""
-        var text = String(repeating: "  ", count: depth) + identifier + (description.isEmpty ? "" : " (\(description))") + "\n"
+        var text = String(repeating: "  ", count: depth) + identifier
+            + (description.isEmpty ? "" : " (\(description))") + "\n"
         for child in children[identifier] ?? [] where !path.contains(child) {
             text += treeText(child, in: database, children: children, depth: depth + 1, path: path.union([identifier]))
         }
