@@ -207,6 +207,28 @@ struct InboxctlSendTests {
         #expect(everything.isEmpty)
     }
 
+    @Test func anInterruptedSendRemovesItsHiddenFile() throws {
+        let process = Process()
+        process.executableURL = Binaries.inboxctl
+        process.arguments = ["send", "--inbox", inbox.path, "--type", "public.plain-text", "-"]
+        let input = Pipe(), err = Pipe()
+        process.standardInput = input
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = err
+        try process.run()
+        input.fileHandleForWriting.write(Data("half of it".utf8))
+        try waitUntil("the hidden file exists") { everything.contains { $0.hasPrefix(".inboxctl-send-") } }
+        process.interrupt()
+        defer { if process.isRunning { process.terminate() } }
+        try waitUntil("inboxctl exits", timeout: 10) { !process.isRunning }
+        process.waitUntilExit()
+        try input.fileHandleForWriting.close()
+        #expect(process.terminationStatus == 128 + SIGINT)
+        #expect(String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+                == "inboxctl: cannot send stdin: interrupted\n")
+        #expect(everything.isEmpty)
+    }
+
     static let helps: [String: String] = [
         "send": """
             OVERVIEW: Send files to their handlers through a drop Inbox.
