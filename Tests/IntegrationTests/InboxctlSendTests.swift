@@ -143,6 +143,21 @@ struct InboxctlSendTests {
         #expect(entries.stdout.contains("b.txt"))
         #expect(entries.stdout.contains(handler))
         #expect(!entries.stdout.contains("a.txt"))
+        // By file name: every place it was logged (failed/ and the container Inbox), both deliveries.
+        let byFile = try world.inboxctl("log", ["--file", "c.txt"])
+        #expect(byFile.status == 0)
+        #expect(byFile.stderr.hasPrefix("journalctl -t inboxd INBOX_FILE=\(world.inbox.path)/c.txt "))
+        #expect(byFile.stdout.contains("\(handler) failed on c.txt"))
+        #expect(!byFile.stdout.contains("b.txt"))
+        // By handler: the agent's entries and the handler's own output.
+        // The handler's output reaches journald on a stream of its own: wait for the retried run's line.
+        _ = try Journal.wait(for: ["SYSLOG_IDENTIFIER=\(handler)", "MESSAGE=recorded a.txt type=public.plain-text from=none attempt=1"],
+                             count: 2)
+        let byHandler = try run(Binaries.inboxctl.path, ["log", "--handler", handler])
+        #expect(byHandler.status == 0)
+        #expect(byHandler.stderr == "journalctl SYSLOG_IDENTIFIER=inboxd INBOX_HANDLER=\(handler) + SYSLOG_IDENTIFIER=\(handler)\n")
+        #expect(byHandler.stdout.contains("recorded a.txt type=public.plain-text"))
+        #expect(byHandler.stdout.contains("\(handler) handled b.txt"))
     }
 }
 
