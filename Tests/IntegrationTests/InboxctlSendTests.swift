@@ -92,7 +92,12 @@ struct InboxctlSendTests {
         let handler = "test.flaky.\(world.tag)"
         try world.register(handler, contentTypes: "public.plain-text", exit: 1)
         try world.start(config: "[Agent]\nMaxAttempts=1\n")
-        for name in ["a.txt", "b.txt", "c.txt"] { try world.drop(name, contents: Array("text \(name)".utf8)) }
+        // a.txt comes from another user: the agent (root) owns it in failed/, retry gives it back.
+        let hidden = world.inbox.appendingPathComponent(".a.txt.part")
+        try Data("text a.txt".utf8).write(to: hidden)
+        #expect(chown(hidden.path, 4321, 4321) == 0)
+        #expect(rename(hidden.path, world.inbox.appendingPathComponent("a.txt").path) == 0)
+        for name in ["b.txt", "c.txt"] { try world.drop(name, contents: Array("text \(name)".utf8)) }
         let failed = try world.waitForEvents("failed", count: 3)
         #expect(world.contents(of: world.failedDirectory) == ["a.txt", "b.txt", "c.txt"])
         let bFailure = try #require(failed.first { ($0["INBOX_FILE"] as? String)?.hasSuffix("/b.txt") == true })
@@ -133,6 +138,9 @@ struct InboxctlSendTests {
                 == ["a.txt", "b.txt"])
         #expect(world.contents(of: world.failedDirectory).isEmpty)
         #expect(world.allEntries(of: world.inbox).isEmpty)
+        let aID = try #require(finished.first { ($0["INBOX_FILE"] as? String)?.hasSuffix("/a.txt") == true }?["INBOX_DELIVERY_ID"]
+                               as? String)
+        #expect(world.recordings()["\(aID).1"]?.contains("INBOX_SOURCE_UID=4321\n") == true)
 
         // log: the failed delivery's entries, by its id.
         let log = try world.inboxctl("log", ["--delivery", bID, "--no-such-option"])
