@@ -204,7 +204,7 @@ final class Inspection {
         guard (st.st_mode & S_IFMT) == S_IFREG else { return .failure(InspectionError("not a regular file")) }
 
         let name = String(path.split(separator: "/").last ?? Substring(path))
-        let explicit = ExtendedAttributes(file).readString("user.inbox.content-type",
+        let explicit = ExtendedAttributes(file).readString(SenderAttribute.contentType,
                                                            limit: MetadataLimits.contentTypeBytes)
         let claim = TypeResolver.claim(explicit: explicit, fileName: name, in: loaded.database)
         var sniffed: String?, note: String?

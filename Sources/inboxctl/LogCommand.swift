@@ -59,7 +59,7 @@ enum LogCommand {
             if let lines, Int(lines).map({ $0 < 0 }) ?? true {
                 throw OptionScanner.UsageError(message: "invalid number of lines '\(lines)'")
             }
-            if let delivery, !HeldFiles.isDeliveryID(delivery.lowercased()) {
+            if let delivery, AgentAttribute.validDeliveryID(delivery.lowercased()) == nil {
                 throw OptionScanner.UsageError(message: "invalid delivery id '\(delivery)': expected 32 hex digits")
             }
             if let file, file.isEmpty { throw OptionScanner.UsageError(message: "empty file name") }

@@ -111,10 +111,10 @@ enum RetryCommand {
         let attributes = ExtendedAttributes(file.descriptor)
         // The agent strips its own attributes from a new arrival anyway; removing these here means a file that
         // sits in the Inbox before the agent runs again carries no stale failure.
-        for key in [HeldFiles.failureAttribute, HeldFiles.attemptsAttribute] { attributes.remove(key) }
+        for key in [AgentAttribute.failure, AgentAttribute.attempts] { attributes.remove(key) }
         // As root the agent owns what it holds: give the file back to its sender, whose uid the agent recorded,
         // so the new arrival is not taken as sent by root (INBOX_SOURCE_UID).
-        if geteuid() == 0, let uid = HeldFiles.storedDelivery(attributes)?.uid, uid != file.status.st_uid {
+        if geteuid() == 0, let uid = AgentAttribute.delivery(attributes)?.sourceUID, uid != file.status.st_uid {
             _ = fchown(file.descriptor.rawValue, uid, gid_t.max)
         }
         let hidden = ".inboxctl-retry-" + SendCommand.randomHex(12)
@@ -142,11 +142,6 @@ enum RetryCommand {
 
 /// What the agent holds in `<state>/failed/` and `<state>/unhandled/`, found by name or delivery id.
 struct HeldFiles {
-    /// The agent's attributes (Sources/InboxSystem/Agent/Delivery.swift, AgentAttribute).
-    static let deliveryAttribute = "user.inboxd.delivery"
-    static let failureAttribute = "user.inboxd.failure"
-    static let attemptsAttribute = "user.inboxd.attempts"
-
     struct Entry {
         let directory: Directory
         let name: String
@@ -188,12 +183,12 @@ struct HeldFiles {
                 return nil
             }
         }
-        if Self.isDeliveryID(id.lowercased()) {
+        if AgentAttribute.validDeliveryID(id.lowercased()) != nil {
             let wanted = id.lowercased()
             let matches = places.flatMap { entries(in: $0) }.filter { entry in
                 guard case .opened(let file) = entry.directory.openRegular(Array(entry.name.utf8)) else { return false }
                 defer { file.descriptor.close() }
-                return Self.storedDelivery(ExtendedAttributes(file.descriptor))?.id == wanted
+                return AgentAttribute.delivery(ExtendedAttributes(file.descriptor))?.id == wanted
             }
             if !matches.isEmpty { return matches }
         }
@@ -209,18 +204,6 @@ struct HeldFiles {
         }
         Inboxctl.write(message, to: 2)
         return nil
-    }
-
-    /// "<id> <uid>" as the agent stores it in `user.inboxd.delivery` (Agent.storedDelivery).
-    static func storedDelivery(_ attributes: ExtendedAttributes) -> (id: String, uid: UInt32?)? {
-        guard let text = attributes.readString(deliveryAttribute, limit: 64) else { return nil }
-        let parts = text.split(separator: " ")
-        guard parts.count == 2, isDeliveryID(String(parts[0])) else { return nil }
-        return (String(parts[0]), UInt32(parts[1]))
-    }
-
-    static func isDeliveryID(_ text: String) -> Bool {
-        text.utf8.count == 32 && text.utf8.allSatisfy { (0x30...0x39).contains($0) || (0x61...0x66).contains($0) }
     }
 
     static func unknownOption(_ name: String, known: [String]) -> OptionScanner.UsageError {

@@ -234,9 +234,9 @@ enum SendCommand {
         }
         if let problem = copy(from: source, to: fd) { return fail(problem) }
         let attributes = ExtendedAttributes(output)
-        let metadata: [(String, String?)] = [("user.inbox.source-app", request.sourceApp),
-                                             ("user.inbox.annotation", request.annotation),
-                                             ("user.inbox.content-type", request.contentType)]
+        let metadata: [(String, String?)] = [(SenderAttribute.sourceApp, request.sourceApp),
+                                             (SenderAttribute.annotation, request.annotation),
+                                             (SenderAttribute.contentType, request.contentType)]
         for case let (key, value?) in metadata {
             guard let error = attributes.write(key, value) else { continue }
             if error == .noSpace || error == .tooBig || error == .rangeError {

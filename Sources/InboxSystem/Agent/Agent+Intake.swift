@@ -360,20 +360,8 @@ extension Agent {
 
     /// What an earlier run recorded on a file it held.
     static func storedDelivery(_ attributes: ExtendedAttributes) -> (id: String?, sourceUID: UInt32?, attempts: Int) {
-        var id: String?, uid: UInt32?
-        if let text = attributes.readString(AgentAttribute.delivery, limit: 64) {
-            let parts = text.split(separator: " ")
-            if parts.count == 2 {
-                id = validDeliveryID(String(parts[0]))
-                uid = UInt32(parts[1])
-            }
-        }
+        let stored = AgentAttribute.delivery(attributes)
         let attempts = attributes.readString(AgentAttribute.attempts, limit: 16).flatMap { Int($0) } ?? 0
-        return (id, uid, max(0, attempts))
-    }
-
-    static func validDeliveryID(_ text: String) -> String? {
-        text.utf8.count == 32 && text.utf8.allSatisfy({ (0x30...0x39).contains($0) || (0x61...0x66).contains($0) })
-            ? text : nil
+        return (stored?.id, stored?.sourceUID, max(0, attempts))
     }
 }
