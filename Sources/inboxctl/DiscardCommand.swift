@@ -37,7 +37,7 @@ enum DiscardCommand {
                     return 0
                 case .option(let name, let inline):
                     if try agent.take(name, inline: inline, from: &scanner) { continue }
-                    throw HeldFiles.unknownOption(name, known: ["--state", "--config", "--help"])
+                    throw OptionScanner.UsageError.unknownOption(name, known: ["--state", "--config", "--help"])
                 case .positional(let value):
                     guard id == nil else { throw OptionScanner.UsageError(message: "unexpected argument '\(value)'") }
                     id = value

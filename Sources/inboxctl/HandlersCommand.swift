@@ -63,7 +63,7 @@ enum HandlersCommand {
         let identifier: String
         let subject: String
         if let type {
-            guard let known = TypesCommand.identifier(type, in: inspection.loaded.database) else {
+            guard let known = inspection.loaded.database.knownIdentifier(type) else {
                 var message = "inboxctl: unknown type '\(type)'"
                 if let close = Spelling.closest(to: type, among: inspection.loaded.database.allIdentifiers) {
                     message += "; did you mean '\(close)'?"

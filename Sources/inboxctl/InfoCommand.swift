@@ -217,7 +217,7 @@ final class Inspection {
             note = "ContentSniffing=no"
         }
         let resolved = TypeResolver.decide(claim, content: sniffed, in: loaded.database)
-        let absolute = path.hasPrefix("/") ? path : Self.currentDirectory() + "/" + path
+        let absolute = path.hasPrefix("/") ? path : (ProcessEnvironment.currentDirectory() ?? ".") + "/" + path
         return .success(FileReport(name: name, path: path, url: fileURL(forPath: absolute), resolved: resolved,
                                    sniffed: sniffed, sniffNote: note,
                                    refusal: st.st_nlink > 1 ? "it has \(st.st_nlink) links: from a drop Inbox the agent "
@@ -234,11 +234,5 @@ final class Inspection {
             var st = stat()
             return (path, stat(path, &st) == 0 && (st.st_mode & S_IFMT) == S_IFREG)
         }
-    }
-
-    static func currentDirectory() -> String {
-        var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
-        guard getcwd(&buffer, buffer.count) != nil else { return "." }
-        return String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }
 }

@@ -50,7 +50,7 @@ enum LogCommand {
                     if case .option(let name, let inline) = token { lines = try scanner.value(for: name, inline: inline) }
                 case .option(let name, let inline):
                     if try agent.take(name, inline: inline, from: &scanner) { continue }
-                    throw HeldFiles.unknownOption(name, known: ["--handler", "--file", "--delivery", "--follow", "--lines",
+                    throw OptionScanner.UsageError.unknownOption(name, known: ["--handler", "--file", "--delivery", "--follow", "--lines",
                                                                 "--inbox", "--state", "--config", "--help"])
                 case .positional(let value):
                     throw OptionScanner.UsageError(message: "unexpected argument '\(value)'")

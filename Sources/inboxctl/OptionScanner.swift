@@ -1,10 +1,20 @@
+import InboxCore
 import InboxSystem
 
 /// Tokenizes a subcommand's arguments the way swift-argument-parser does: `--name value`, `--name=value`,
 /// flags, `--` ending the options, and the rest as positional arguments. What the options mean is the caller's.
 struct OptionScanner {
     /// A problem with the command line: the message for `Inboxctl.usageError`.
-    struct UsageError: Error { let message: String }
+    struct UsageError: Error {
+        let message: String
+
+        /// "unknown option '--jsno'; did you mean '--json'?", the suggestion taken from `known`.
+        static func unknownOption(_ name: String, known: [String]) -> UsageError {
+            var message = "unknown option '\(name)'"
+            if let close = Spelling.closest(to: name, among: known) { message += "; did you mean '\(close)'?" }
+            return UsageError(message: message)
+        }
+    }
 
     private var arguments: ArraySlice<String>
     private var onlyPositional = false

@@ -47,7 +47,7 @@ enum RetryCommand {
                 case .option("--inbox", let inline): inbox = try scanner.value(for: "--inbox", inline: inline)
                 case .option(let name, let inline):
                     if name != "--inbox", try agent.take(name, inline: inline, from: &scanner) { continue }
-                    throw HeldFiles.unknownOption(name, known: ["--all", "--inbox", "--state", "--config", "--help"])
+                    throw OptionScanner.UsageError.unknownOption(name, known: ["--all", "--inbox", "--state", "--config", "--help"])
                 case .positional(let value):
                     guard id == nil else { throw OptionScanner.UsageError(message: "unexpected argument '\(value)'") }
                     id = value
@@ -204,11 +204,5 @@ struct HeldFiles {
         }
         Inboxctl.write(message, to: 2)
         return nil
-    }
-
-    static func unknownOption(_ name: String, known: [String]) -> OptionScanner.UsageError {
-        var message = "unknown option '\(name)'"
-        if let close = Spelling.closest(to: name, among: known) { message += "; did you mean '\(close)'?" }
-        return OptionScanner.UsageError(message: message)
     }
 }

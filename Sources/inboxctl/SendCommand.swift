@@ -82,7 +82,7 @@ enum SendCommand {
         if let type {
             let mime = MIMEDatabaseLoader.load(directories: settings.mimeDirectories).database
             let database = RegistrationLoader.load(directories: settings.handlerDirectories, mime: mime).database
-            guard let identifier = knownIdentifier(type, in: database) else {
+            guard let identifier = database.knownIdentifier(type) else {
                 var message = "unknown type '\(type)'"
                 if let close = Spelling.closest(to: type, among: database.allIdentifiers) {
                     message += "; did you mean '\(close)'?"
@@ -167,21 +167,8 @@ enum SendCommand {
     }
 
     static func unknownOption(_ name: String) -> OptionScanner.UsageError {
-        let known = ["--inbox", "--source-app", "--annotation", "--type", "--name", "--config", "--handlers", "--help"]
-        var message = "unknown option '\(name)'"
-        if let close = Spelling.closest(to: name, among: known) { message += "; did you mean '\(close)'?" }
-        return OptionScanner.UsageError(message: message)
-    }
-
-    /// A declared identifier, a dynamic one whose MIME type the host knows, or a known MIME type's identifier:
-    /// what the agent accepts in `user.inbox.content-type`.
-    static func knownIdentifier(_ text: String, in database: TypeDatabase) -> String? {
-        if database.declares(text) { return text }
-        if let mime = DynamicType.mimeType(of: text) { return database.mime.knows(mime) ? text : nil }
-        guard text.contains("/") else { return nil }
-        if let identifier = database.identifier(forMIMEType: text) { return identifier }
-        let lower = text.lowercased()
-        return database.mime.knows(lower) ? database.typeIdentifier(forMIMEType: lower) : nil
+        .unknownOption(name, known: ["--inbox", "--source-app", "--annotation", "--type", "--name", "--config",
+                                     "--handlers", "--help"])
     }
 
     /// `customprofile-3f2a9c0d41b7.customprofile` for com.example.customprofile: the last identifier component,

@@ -54,7 +54,7 @@ enum TypesCommand {
         let database = Inspection.loadRegistrations(settings).database
         let output: String
         if let uti {
-            guard let identifier = identifier(uti, in: database) else {
+            guard let identifier = database.knownIdentifier(uti) else {
                 var message = "inboxctl: unknown type '\(uti)'"
                 if let close = Spelling.closest(to: uti, among: database.allIdentifiers) {
                     message += "; did you mean '\(close)'?"
@@ -81,23 +81,9 @@ enum TypesCommand {
         return 0
     }
 
+    /// The unknown-option error of the read-only subcommands: their own options, the agent's, and --help.
     static func unknownOption(_ name: String, known: [String]) -> OptionScanner.UsageError {
-        var message = "unknown option '\(name)'"
-        if let close = Spelling.closest(to: name, among: known + AgentOptions.names.sorted() + ["--help"]) {
-            message += "; did you mean '\(close)'?"
-        }
-        return OptionScanner.UsageError(message: message)
-    }
-
-    /// The identifier a UTI, a MIME type or a dynamic identifier names, the way a content-type attribute is read.
-    static func identifier(_ text: String, in database: TypeDatabase) -> String? {
-        if database.declares(text) { return text }
-        if let mime = DynamicType.mimeType(of: text) {
-            return database.mime.knows(mime) ? database.typeIdentifier(forMIMEType: mime) : nil
-        }
-        guard text.contains("/") else { return nil }
-        if let identifier = database.identifier(forMIMEType: text) { return identifier }
-        return database.mime.knows(text.lowercased()) ? database.typeIdentifier(forMIMEType: text.lowercased()) : nil
+        .unknownOption(name, known: known + AgentOptions.names.sorted() + ["--help"])
     }
 
     /// "built in", "exported by FILE:LINE", "imported by FILE:LINE" or "dynamic, from shared-mime-info".

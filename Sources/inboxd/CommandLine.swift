@@ -97,7 +97,7 @@ struct AgentCommandLine {
 
     private static func path(_ text: String, _ option: String) throws(UsageError) -> String {
         guard !text.isEmpty else { throw UsageError(message: "empty value for '\(option)'") }
-        return text.hasPrefix("/") ? text : currentDirectory() + "/" + text
+        return text.hasPrefix("/") ? text : (ProcessEnvironment.currentDirectory() ?? "/") + "/" + text
     }
 
     /// A known option within two edits of a mistyped one.

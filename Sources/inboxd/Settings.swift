@@ -24,15 +24,6 @@ func makeSettings(_ options: AgentCommandLine) -> Result<AgentSettings, AgentCom
     }
 }
 
-func currentDirectory() -> String {
-    var buffer = [UInt8](repeating: 0, count: Int(PATH_MAX) + 1)
-    let found = buffer.withUnsafeMutableBufferPointer { pointer in
-        pointer.baseAddress!.withMemoryRebound(to: CChar.self, capacity: pointer.count) { getcwd($0, pointer.count) != nil }
-    }
-    guard found else { return "/" }
-    return String(decoding: buffer.prefix(while: { $0 != 0 }), as: UTF8.self)
-}
-
 func printError(_ text: String) {
     var line = text
     if !line.hasSuffix("\n") { line += "\n" }

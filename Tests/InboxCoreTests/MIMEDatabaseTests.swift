@@ -189,6 +189,20 @@ struct DynamicTypeTests {
         #expect(declaration?.mimeTypes == ["text/x-build-rules"])
     }
 
+    @Test func knownIdentifiersAreWhatAnAttributeMayName() {
+        #expect(Self.database.knownIdentifier("public.png") == "public.png")
+        #expect(Self.database.knownIdentifier("image/png") == "public.png")
+        #expect(Self.database.knownIdentifier("Image/X-PNG") == "public.png", "through the alias, any case")
+        #expect(Self.database.knownIdentifier("image/x-rare") == "dyn.mime.image.x-rare")
+        #expect(Self.database.knownIdentifier("dyn.mime.image.x-rare") == "dyn.mime.image.x-rare")
+        // A dynamic identifier of a MIME type a UTI claims is that UTI, never a dynamic twin of it.
+        #expect(Self.database.knownIdentifier("dyn.mime.image.png") == "public.png")
+        #expect(Self.database.knownIdentifier("dyn.mime.image.x-png") == "public.png")
+        #expect(Self.database.knownIdentifier("dyn.mime.image.x-never") == nil, "a MIME type nobody knows")
+        #expect(Self.database.knownIdentifier("com.nobody.type") == nil)
+        #expect(Self.database.knownIdentifier("image/x-never") == nil)
+    }
+
     @Test func namesUseRegistrationsThenGlobsThenTheTable() {
         let mine = TypeDeclaration(identifier: "com.example.wad", description: "", conformsTo: ["public.data"],
                                    extensions: ["wad"], mimeTypes: [],

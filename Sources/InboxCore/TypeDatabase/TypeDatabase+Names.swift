@@ -10,7 +10,7 @@ extension TypeDatabase {
         let name = String(fileName.split(separator: "/").last ?? Substring(fileName))
         let declared = declaredExtension(of: name)
         if let declared, declaration(for: declared.identifier)?.origin != .builtin {
-            return NameType(identifier: declared.identifier, mimeType: mimeType(of: declared.identifier),
+            return NameType(identifier: declared.identifier, mimeType: preferredMIMEType(of: declared.identifier),
                             match: "*." + declared.suffix)
         }
         let glob = mime.match(fileName: name)
@@ -18,7 +18,7 @@ extension TypeDatabase {
             return NameType(identifier: identifier, mimeType: glob.mimeType, match: glob.pattern)
         }
         if let declared {
-            return NameType(identifier: declared.identifier, mimeType: mimeType(of: declared.identifier),
+            return NameType(identifier: declared.identifier, mimeType: preferredMIMEType(of: declared.identifier),
                             match: "*." + declared.suffix)
         }
         if let glob {

@@ -243,6 +243,20 @@ public struct TypeDatabase: Sendable {
         return byMIMEType[plain] ?? byMIMEType[self.mime.canonical(plain)]
     }
 
+    /// What a content-type attribute, `inboxctl send --type` or `inboxctl types` may name: a declared identifier;
+    /// a dynamic identifier of a MIME type the host or a declaration knows (as the declared UTI when one claims
+    /// that MIME type, so that no dynamic twin of a declared type appears); or a known MIME type, as its
+    /// identifier. nil for anything else.
+    public func knownIdentifier(_ text: String) -> String? {
+        if declares(text) { return text }
+        if let mime = DynamicType.mimeType(of: text) {
+            return identifier(forMIMEType: mime)
+                ?? (self.mime.knows(mime) ? DynamicType.identifier(for: self.mime.canonical(mime)) : nil)
+        }
+        if let identifier = identifier(forMIMEType: text) { return identifier }
+        return self.mime.knows(text) ? typeIdentifier(forMIMEType: text) : nil
+    }
+
     /// The declared identifier of a MIME type, else its dynamic identifier; nil only for a malformed MIME type.
     public func typeIdentifier(forMIMEType mime: String) -> String? {
         if let identifier = identifier(forMIMEType: mime) { return identifier }
@@ -250,17 +264,12 @@ public struct TypeDatabase: Sendable {
         return MIMEDatabase.isMIMEType(canonical) ? DynamicType.identifier(for: canonical) : nil
     }
 
-    /// The MIME type of an identifier: its preferred one, or the one a dynamic identifier stands for.
-    public func mimeType(of identifier: String) -> String? {
-        declaration(for: identifier)?.mimeTypes.first
-    }
-
     /// The first extension declared for the identifier.
     public func preferredExtension(of identifier: String) -> String? {
         declaration(for: identifier)?.extensions.first
     }
 
-    /// The first MIME type declared for the identifier.
+    /// The first MIME type declared for the identifier (for a dynamic identifier, the one it stands for).
     public func preferredMIMEType(of identifier: String) -> String? {
         declaration(for: identifier)?.mimeTypes.first
     }

@@ -96,7 +96,7 @@ public enum TypeResolver {
     public static func decide(_ claim: Claim, content: String?, in database: TypeDatabase) -> ResolvedType {
         let sniffed = content.flatMap { contentType($0, in: database) }
         func result(_ identifier: String, _ source: Source, mismatch: ResolvedType.Mismatch? = nil) -> ResolvedType {
-            ResolvedType(identifier: identifier, source: source, mimeType: database.mimeType(of: identifier),
+            ResolvedType(identifier: identifier, source: source, mimeType: database.preferredMIMEType(of: identifier),
                          contentIdentifier: sniffed?.identifier, mismatch: mismatch, diagnostics: claim.diagnostics)
         }
         guard let claimed = claim.identifier else {
@@ -130,7 +130,7 @@ public enum TypeResolver {
             if trimmed.utf8.count > MetadataLimits.contentTypeBytes {
                 diagnostics.append("content-type attribute is longer than \(MetadataLimits.contentTypeBytes) bytes; "
                     + "using the file name")
-            } else if let identifier = knownIdentifier(trimmed, in: database) {
+            } else if let identifier = database.knownIdentifier(trimmed) {
                 return made(identifier, .attribute)
             } else {
                 diagnostics.append("content-type attribute '\(trimmed.abbreviated)' is not a known type; "
@@ -138,14 +138,6 @@ public enum TypeResolver {
             }
         }
         return made(database.nameType(of: fileName)?.identifier, .extension)
-    }
-
-    /// A declared identifier, a dynamic one whose MIME type the host knows, or a known MIME type's UTI.
-    static func knownIdentifier(_ text: String, in database: TypeDatabase) -> String? {
-        if database.declares(text) { return text }
-        if let mime = DynamicType.mimeType(of: text) { return database.mime.knows(mime) ? text : nil }
-        if let identifier = database.identifier(forMIMEType: text) { return identifier }
-        return database.mime.knows(text) ? database.typeIdentifier(forMIMEType: text) : nil
     }
 
     /// libmagic's answer as a UTI; `compatibleIdentifier` is what a claim must conform to to agree with it.
@@ -157,13 +149,5 @@ public enum TypeResolver {
         }
         // "text/plain" from libmagic means "some text": a CSV or Markdown claim agrees with it.
         return (identifier, plain == "text/plain" ? "public.text" : identifier)
-    }
-
-    /// The text after the last dot of the last path component; nil when there is none or the name starts with it.
-    public static func pathExtension(of fileName: String) -> String? {
-        let name = fileName.split(separator: "/", omittingEmptySubsequences: true).last ?? ""
-        guard let dot = name.lastIndex(of: "."), dot != name.startIndex else { return nil }
-        let ext = name[name.index(after: dot)...]
-        return ext.isEmpty ? nil : String(ext)
     }
 }

@@ -24,7 +24,6 @@ extension Agent {
         for problem in problems {
             logger.log(.warning, "MIME database: \(problem)")
         }
-        mimeDatabase = mime
         reportedCarrierMismatches.removeAll()
         let loaded = RegistrationLoader.load(directories: settings.handlerDirectories, mime: mime)
         for diagnostic in loaded.diagnostics {

@@ -33,8 +33,6 @@ public final class Agent {
     var chainCache: [String: [String]] = [:]
 
     // Types.
-    /// shared-mime-info, read with the registrations.
-    var mimeDatabase = MIMEDatabase.empty
     /// libmagic, in a sandboxed child; nil with ContentSniffing=no.
     var sniffer: SnifferProcess?
     /// Mismatches where the claim was kept, each reported once per registration load (see reportMismatch).
