@@ -112,6 +112,17 @@ struct TypeDecisionTests {
         #expect(finished?[field: "INBOX_TYPE_SOURCE"] == "content")
     }
 
+    @Test func aDynamicIdentifierOfAClaimedMIMETypeNamesItsType() throws {
+        let world = try AgentHarness()
+        let handler = "test.dyn-png.\(world.tag)"
+        try world.register(handler, contentTypes: "dyn.mime.image.png")
+        try world.start()
+        try world.drop("b.png", contents: pngBytes(width: 1, height: 1))
+        let finished = try world.waitForEvents("finished").first
+        #expect(finished?[field: "INBOX_HANDLER"] == handler)
+        #expect(finished?[field: "INBOX_CONTENT_TYPE"] == "public.png")
+    }
+
     @Test func aMisspeltMIMETypeInContentTypesIsAWarningAtItsLine() throws {
         let world = try AgentHarness()
         let handler = "test.typo.\(world.tag)"

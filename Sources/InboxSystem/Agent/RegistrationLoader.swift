@@ -69,14 +69,16 @@ public enum RegistrationLoader {
         }
         let (database, typeDiagnostics) = TypeDatabase.builtin.attaching(mime).adding(declarations)
         loaded.database = database
-        // ContentTypes= may name MIME types: each stands for the UTI the database gives it. One that neither a
-        // type nor the host's MIME database knows is probably misspelt: it still counts, with a warning.
+        // ContentTypes= may name MIME types and dynamic identifiers: each stands for the identifier the database
+        // gives it (as for a content-type attribute). A MIME type that neither a type nor the host's MIME database
+        // knows is probably misspelt: it still counts, as its dynamic identifier, with a warning.
         for index in loaded.registrations.indices {
             loaded.diagnostics += unknownMIMETypes(in: loaded.registrations[index], database: database)
             for typeIndex in loaded.registrations[index].documentTypes.indices {
                 loaded.registrations[index].documentTypes[typeIndex].contentTypes =
                     loaded.registrations[index].documentTypes[typeIndex].contentTypes.map { token in
-                        token.contains("/") ? database.typeIdentifier(forMIMEType: token) ?? token : token
+                        database.knownIdentifier(token)
+                            ?? (token.contains("/") ? database.typeIdentifier(forMIMEType: token) : nil) ?? token
                     }
             }
         }
