@@ -17,10 +17,11 @@ enum SendCommand {
 
         Each FILE is copied to a hidden name in the Inbox, its metadata set as extended attributes
         (user.inbox.source-app, user.inbox.annotation, user.inbox.content-type), synced, and renamed
-        into place, so the agent never sees half a file. A name already taken becomes NAME-2.EXT,
-        NAME-3.EXT... One line per file sent: its path in the Inbox. '-' reads the data from stdin;
-        with --type and no --name it is named TYPE-XXXXXXXXXXXX.EXT from the type's last identifier
-        component and preferred extension.
+        into place, so the agent never sees half a file. Metadata the filesystem cannot hold in
+        extended attributes goes into the hidden sidecar .NAME.inbox-meta, written before the
+        rename. A name already taken becomes NAME-2.EXT, NAME-3.EXT... One line per file sent: its
+        path in the Inbox. '-' reads the data from stdin; with --type and no --name it is named
+        TYPE-XXXXXXXXXXXX.EXT from the type's last identifier component and preferred extension.
 
         USAGE: \(usage)
 
@@ -220,31 +221,41 @@ enum SendCommand {
             return .failure(Failure(message: message))
         }
         if let problem = copy(from: source, to: fd) { return fail(problem) }
-        let attributes = ExtendedAttributes(output)
-        let metadata: [(String, String?)] = [(SenderAttribute.sourceApp, request.sourceApp),
-                                             (SenderAttribute.annotation, request.annotation),
-                                             (SenderAttribute.contentType, request.contentType)]
-        for case let (key, value?) in metadata {
-            guard let error = attributes.write(key, value) else { continue }
-            if error == .noSpace || error == .tooBig || error == .rangeError {
-                return fail("the metadata is too large for extended attributes on this filesystem (\(key), "
-                    + "\(value.utf8.count) bytes: \(error)); a sidecar file is not implemented yet")
-            }
-            if error == .notSupported {
-                return fail("the Inbox's filesystem does not support extended attributes (\(key))")
-            }
-            return fail("cannot set \(key): \(error)")
+        let metadata = SenderMetadata(sourceApp: request.sourceApp, annotation: request.annotation.map { Array($0.utf8) },
+                                      contentType: request.contentType)
+        let sidecar: [UInt8]?
+        switch setAttributes(metadata, on: output) {
+        case .success(let fits): sidecar = fits ? nil : Sidecar.document(metadata)
+        case .failure(let failure): return fail(failure.message)
         }
         if fsync(fd) != 0 { return fail("fsync: \(Errno.current)") }
         if interruption.load(ordering: .relaxed) != 0 { return fail("interrupted") }
-        switch inbox.moveUnique(Array(temporary.utf8), to: inbox, preferred: name) {
+        switch inbox.publish(Array(temporary.utf8), preferred: name, sidecar: sidecar) {
         case .success(let placed):
             output.close()
             _ = fsync(inbox.descriptor.rawValue)
             return .success(inbox.child(placed))
         case .failure(let error):
-            return fail("renameat2: \(error)")
+            return fail("cannot put it in place: \(error)")
         }
+    }
+
+    /// Sets the metadata as extended attributes; false when the filesystem cannot hold them (ext4 keeps about 4 KB per
+    /// file; some have none), in which case none is left set and the metadata goes into a sidecar instead (DESIGN.md).
+    static func setAttributes(_ metadata: SenderMetadata, on file: FileDescriptor) -> Result<Bool, Failure> {
+        let attributes = ExtendedAttributes(file)
+        let values: [(String, String?)] = [(SenderAttribute.sourceApp, metadata.sourceApp),
+                                           (SenderAttribute.annotation, metadata.annotation.map { String(decoding: $0, as: UTF8.self) }),
+                                           (SenderAttribute.contentType, metadata.contentType)]
+        for case let (key, value?) in values {
+            guard let error = attributes.write(key, value) else { continue }
+            if error == .noSpace || error == .tooBig || error == .rangeError || error == .notSupported {
+                for (key, _) in values { attributes.remove(key) }
+                return .success(false)
+            }
+            return .failure(Failure(message: "cannot set \(key): \(error)"))
+        }
+        return .success(true)
     }
 
     /// Copies everything `source` reads to `target`; nil on success, else the reason.

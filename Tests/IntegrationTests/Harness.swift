@@ -272,3 +272,11 @@ func attribute(_ name: String, of url: URL) -> String? {
     }
     return result.stdout
 }
+
+/// getfattr(1): the user.* attribute names a file carries.
+func attributeNames(_ path: String) -> [String] {
+    guard let result = try? run("/usr/bin/getfattr", ["--absolute-names", "-d", "-m", "^user\\.", path]), result.status == 0 else {
+        return []
+    }
+    return result.stdout.split(separator: "\n").filter { $0.hasPrefix("user.") }.map { String($0.prefix { $0 != "=" }) }
+}

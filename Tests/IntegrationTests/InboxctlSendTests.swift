@@ -208,13 +208,21 @@ struct InboxctlSendTests {
         #expect(everything.isEmpty)
     }
 
-    @Test func metadataTheFilesystemCannotHoldFailsAndLeavesNothing() throws {
+    @Test func metadataTheFilesystemCannotHoldTravelsInASidecar() throws {
         // Within the 64 KiB bound, but more than ext4 keeps in extended attributes (about 4 KB).
         let big = "\"" + String(repeating: "x", count: 20_000) + "\""
-        let result = try send(["--annotation", big])
-        #expect(result.status == 1)
-        #expect(result.stderr.contains("the metadata is too large for extended attributes on this filesystem"))
-        #expect(everything.isEmpty)
+        let result = try send(["--annotation", big, "--source-app", "com.example.mail"])
+        #expect(result.status == 0)
+        #expect(result.stdout == inbox.appendingPathComponent("inboxctl-send-data.txt").path + "\n")
+        #expect(everything.sorted() == [".inboxctl-send-data.txt.inbox-meta", "inboxctl-send-data.txt"])
+        let sidecar = try String(contentsOf: inbox.appendingPathComponent(".inboxctl-send-data.txt.inbox-meta"), encoding: .utf8)
+        #expect(sidecar == #"{"source-app":"com.example.mail","annotation":\#(big)}"# + "\n")
+        // All of it is in the sidecar, none in attributes.
+        #expect(attributeNames(inbox.appendingPathComponent("inboxctl-send-data.txt").path).isEmpty)
+        // A second send takes the next name, sidecar and all.
+        #expect(try send(["--annotation", big]).status == 0)
+        #expect(everything.sorted() == [".inboxctl-send-data-2.txt.inbox-meta", ".inboxctl-send-data.txt.inbox-meta",
+                                        "inboxctl-send-data-2.txt", "inboxctl-send-data.txt"])
     }
 
     @Test func badSourceAppTypeAndStdinWithoutANameAreUsageErrors() throws {
@@ -258,10 +266,11 @@ struct InboxctlSendTests {
 
             Each FILE is copied to a hidden name in the Inbox, its metadata set as extended attributes
             (user.inbox.source-app, user.inbox.annotation, user.inbox.content-type), synced, and renamed
-            into place, so the agent never sees half a file. A name already taken becomes NAME-2.EXT,
-            NAME-3.EXT... One line per file sent: its path in the Inbox. '-' reads the data from stdin;
-            with --type and no --name it is named TYPE-XXXXXXXXXXXX.EXT from the type's last identifier
-            component and preferred extension.
+            into place, so the agent never sees half a file. Metadata the filesystem cannot hold in
+            extended attributes goes into the hidden sidecar .NAME.inbox-meta, written before the
+            rename. A name already taken becomes NAME-2.EXT, NAME-3.EXT... One line per file sent: its
+            path in the Inbox. '-' reads the data from stdin; with --type and no --name it is named
+            TYPE-XXXXXXXXXXXX.EXT from the type's last identifier component and preferred extension.
 
             USAGE: inboxctl send [--inbox DIR] [--source-app ID] [--annotation JSON] [--type UTI] [--name NAME] FILE...|-
 

@@ -105,7 +105,7 @@ struct JSONValidator {
         }
     }
 
-    private mutating func string() throws(Failure) {
+    fileprivate mutating func string() throws(Failure) {
         let start = offset
         offset += 1
         while offset < bytes.count {
@@ -171,5 +171,37 @@ struct JSONValidator {
             guard byte >= min && byte <= max else { throw failure }
         }
         offset += length
+    }
+}
+
+extension JSON {
+    /// The members of a top-level JSON object, each value as its raw text (so a number or an embedded
+    /// document is passed on exactly as written). nil if the text is valid JSON but not an object.
+    public static func members(_ bytes: [UInt8]) -> Result<[(key: String, raw: [UInt8])]?, JSONError> {
+        if let problem = validate(bytes) { return .failure(JSONError(message: problem)) }
+        var walker = JSONValidator(bytes: bytes)
+        walker.skipWhitespace()
+        guard bytes[walker.offset] == UInt8(ascii: "{") else { return .success(nil) }
+        walker.offset += 1
+        var members: [(key: String, raw: [UInt8])] = []
+        // The text is valid, so the walk below needs no error paths of its own.
+        while true {
+            walker.skipWhitespace()
+            if bytes[walker.offset] == UInt8(ascii: "}") { break }
+            if bytes[walker.offset] == UInt8(ascii: ",") {
+                walker.offset += 1
+                walker.skipWhitespace()
+            }
+            let keyStart = walker.offset
+            try? walker.string()
+            let key = (try? JSONValue.parse(Array(bytes[keyStart..<walker.offset])).get())?.string ?? ""
+            walker.skipWhitespace()
+            walker.offset += 1  // ':'
+            walker.skipWhitespace()
+            let valueStart = walker.offset
+            try? walker.value(depth: 1)
+            members.append((key, Array(bytes[valueStart..<walker.offset])))
+        }
+        return .success(members)
     }
 }

@@ -119,14 +119,15 @@ extension Agent {
         }
     }
 
-    /// Metadata the sender attached, bounded and checked. Problems are warnings, never fatal.
-    func senderMetadata(_ attributes: ExtendedAttributes, shown: String) -> (sourceApp: String?, annotation: [UInt8]?,
-                                                                            contentType: String?) {
-        var sourceApp: String?
+    /// Metadata the sender attached, bounded and checked: the extended attributes, and for what they lack the
+    /// sidecar `.<name>.inbox-meta` beside the file. Problems are warnings, never fatal.
+    func senderMetadata(_ attributes: ExtendedAttributes, file: OpenedFile, name: [UInt8], in directory: Directory,
+                        shown: String) -> SenderMetadata {
+        var metadata = SenderMetadata()
         switch attributes.read(SenderAttribute.sourceApp, limit: MetadataLimits.sourceAppBytes, scratch: scratch) {
         case .value(let bytes):
             if let text = String(validating: bytes, as: UTF8.self), SourceApplication.isValid(text) {
-                sourceApp = text
+                metadata.sourceApp = text
             } else {
                 logger.log(.warning, "Ignoring invalid source application on \(shown)", fields: ["INBOX_FILE": shown])
             }
@@ -134,22 +135,43 @@ extension Agent {
             logger.log(.warning, "Ignoring source application of \(size) bytes on \(shown)", fields: ["INBOX_FILE": shown])
         case .absent, .failed: break
         }
-        var annotation: [UInt8]?
         switch attributes.read(SenderAttribute.annotation, limit: MetadataLimits.annotationBytes, scratch: scratch) {
         case .value(let bytes):
             if let problem = JSON.validate(bytes) {
                 logger.log(.warning, "Annotation on \(shown) is not valid JSON (\(problem)); delivering without it",
                            fields: ["INBOX_FILE": shown])
             } else {
-                annotation = bytes
+                metadata.annotation = bytes
             }
         case .tooLarge(let size):
             logger.log(.warning, "Annotation on \(shown) is \(size) bytes, over the \(MetadataLimits.annotationBytes) limit; delivering without it",
                        fields: ["INBOX_FILE": shown])
         case .absent, .failed: break
         }
-        let contentType = attributes.readString(SenderAttribute.contentType, limit: MetadataLimits.contentTypeBytes)
-        return (sourceApp, annotation, contentType)
+        metadata.contentType = attributes.readString(SenderAttribute.contentType, limit: MetadataLimits.contentTypeBytes)
+        switch directory.readSidecar(of: name, owner: file.status.st_uid) {
+        case .absent:
+            break
+        case .refused(let reason):
+            logger.log(.warning, "Ignoring and removing the sidecar of \(shown): \(reason)", fields: ["INBOX_FILE": shown])
+            directory.removeSidecar(of: name)
+        case .read(let bytes):
+            let (carried, problems) = Sidecar.parse(bytes)
+            for problem in problems {
+                logger.log(.warning, "Sidecar of \(shown): \(problem); delivering without it", fields: ["INBOX_FILE": shown])
+            }
+            metadata.sourceApp = metadata.sourceApp ?? carried.sourceApp
+            if metadata.annotation == nil, let annotation = carried.annotation {
+                if let problem = JSON.validate(annotation) {
+                    logger.log(.warning, "Annotation in the sidecar of \(shown) is not valid JSON (\(problem)); delivering without it",
+                               fields: ["INBOX_FILE": shown])
+                } else {
+                    metadata.annotation = annotation
+                }
+            }
+            metadata.contentType = metadata.contentType ?? carried.contentType
+        }
+        return metadata
     }
 
     /// Decides where an open, checked file goes and moves it there.
@@ -157,7 +179,7 @@ extension Agent {
     func route(_ name: [UInt8], file: OpenedFile, from directory: Directory, fresh: Bool) {
         let shown = directory.child(displayName(name))
         let attributes = ExtendedAttributes(file.descriptor)
-        let metadata = senderMetadata(attributes, shown: shown)
+        let metadata = senderMetadata(attributes, file: file, name: name, in: directory, shown: shown)
         let id: String
         var attempts = 0
         let sourceUID: UInt32
@@ -212,6 +234,7 @@ extension Agent {
         handOver(file.descriptor, to: container)
         switch relocate(name, file: file, from: directory, to: container.inbox, preferred: cleanName) {
         case .success(let (newName, copy)):
+            directory.moveSidecar(of: name, to: container.inbox, as: newName)
             if let copy { handOver(copy, to: container) }
             // What the handler is given, after the agent's last change to it (rename updates the change time).
             let identity = FileIdentity(copy ?? file.descriptor)
@@ -271,6 +294,7 @@ extension Agent {
         switch relocate(name, file: file, from: directory, to: unhandled, preferred: FileNames.sanitized(name)) {
         case .success(let (newName, copy)):
             copy?.close()
+            directory.moveSidecar(of: name, to: unhandled, as: newName)
             logger.log(.info, "No handler for \(type.identifier); kept \(unhandled.child(newName))", event: .unhandled, fields: [
                 "INBOX_FILE": unhandled.child(newName), "INBOX_DELIVERY_ID": id, "INBOX_CONTENT_TYPE": type.identifier,
                 "INBOX_TYPE_SOURCE": type.source.rawValue, "INBOX_SOURCE_APP": sourceApp,
@@ -314,7 +338,8 @@ extension Agent {
 
     private func requeue(_ name: String, file: OpenedFile, in container: Container) {
         let attributes = ExtendedAttributes(file.descriptor)
-        let metadata = senderMetadata(attributes, shown: container.inbox.child(name))
+        let metadata = senderMetadata(attributes, file: file, name: Array(name.utf8), in: container.inbox,
+                                      shown: container.inbox.child(name))
         let stored = Self.storedDelivery(attributes)
         // Sniffed once already, when it was first routed; if the sniffer fails now, its claim decides.
         let sniffed = resolveType(file, name: name, explicit: metadata.contentType, shown: container.inbox.child(name),

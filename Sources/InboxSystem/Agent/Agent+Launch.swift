@@ -266,6 +266,7 @@ extension Agent {
                 file.descriptor.close()
             }
             if case .success(let newName) = container.inbox.moveUnique(name, to: failed, preferred: delivery.fileName) {
+                container.inbox.moveSidecar(of: name, to: failed, as: newName)
                 movedTo = failed.child(newName)
             }
         }

@@ -43,6 +43,7 @@ extension Agent {
         if let sniffer, !sniffer.isAlive { restartSniffer() }
         switch directory.moveUnique(name, to: failed, preferred: FileNames.sanitized(name)) {
         case .success(let newName):
+            directory.moveSidecar(of: name, to: failed, as: newName)
             logger.log(.warning, "Refused \(shown): \(reason); kept in failed/", event: .rejected, fields: [
                 "INBOX_FILE": shown, "INBOX_DELIVERY_ID": id, "INBOX_REASON": reason, "INBOX_MOVED_TO": failed.child(newName)])
         case .failure(let error):
