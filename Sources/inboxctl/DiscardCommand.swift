@@ -25,30 +25,26 @@ enum DiscardCommand {
 
         """
 
+    static let options = CommandOptions(agentOptions: true, positionals: .atMostOne)
+
+    /// The usage errors that the options one by one cannot show.
+    static func check(_ parsed: ParsedOptions) throws(OptionScanner.UsageError) {
+        if parsed.positionals.isEmpty { throw OptionScanner.UsageError(message: "missing ID") }
+    }
+
     static func run(_ arguments: [String]) -> CInt {
-        var id: String?
-        var agent = AgentOptions()
-        var scanner = OptionScanner(arguments)
-        do throws(OptionScanner.UsageError) {
-            while let token = scanner.next() {
-                switch token {
-                case .option("-h", _), .option("--help", _):
-                    Inboxctl.write(help, to: 1)
-                    return 0
-                case .option(let name, let inline):
-                    if try agent.take(name, inline: inline, from: &scanner) { continue }
-                    throw OptionScanner.UsageError.unknownOption(name, known: ["--state", "--config", "--help"])
-                case .positional(let value):
-                    guard id == nil else { throw OptionScanner.UsageError(message: "unexpected argument '\(value)'") }
-                    id = value
-                }
-            }
-            guard id != nil else { throw OptionScanner.UsageError(message: "missing ID") }
-        } catch {
+        let parsed: ParsedOptions
+        switch options.parse(arguments, check: check) {
+        case .help:
+            Inboxctl.write(help, to: 1)
+            return 0
+        case .usageError(let error):
             return Inboxctl.usageError(error.message, usage: usage, helpCommand: "inboxctl help discard")
+        case .parsed(let result):
+            parsed = result
         }
-        guard let settings = agent.settings(), let held = HeldFiles(state: settings.stateDirectory),
-              let entries = held.find(id ?? "") else { return 1 }
+        guard let settings = parsed.agent.settings(), let held = HeldFiles(state: settings.stateDirectory),
+              let entries = held.find(parsed.positionals[0]) else { return 1 }
         var status: CInt = 0
         for entry in entries {
             let name = Array(entry.name.utf8)

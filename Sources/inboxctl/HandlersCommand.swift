@@ -28,32 +28,29 @@ enum HandlersCommand {
 
         """
 
-    static func run(_ arguments: [String]) -> CInt {
-        var scanner = OptionScanner(arguments)
-        var agent = AgentOptions()
-        var json = false
-        var file: String?, type: String?
-        do throws(OptionScanner.UsageError) {
-            while let token = scanner.next() {
-                switch token {
-                case .option("-h", _), .option("--help", _):
-                    Inboxctl.write(help, to: 1)
-                    return 0
-                case .option("--json", nil): json = true
-                case .option("--type", let inline): type = try scanner.value(for: "--type", inline: inline)
-                case .option(let name, let inline):
-                    if try agent.take(name, inline: inline, from: &scanner) { continue }
-                    throw TypesCommand.unknownOption(name, known: ["--type", "--json"])
-                case .positional(let value):
-                    guard file == nil else { throw OptionScanner.UsageError(message: "unexpected argument '\(value)'") }
-                    file = value
-                }
-            }
-            if file != nil && type != nil { throw OptionScanner.UsageError(message: "give FILE or '--type', not both") }
-        } catch {
-            return Inboxctl.usageError(error.message, usage: usage, helpCommand: "inboxctl help handlers")
+    static let options = CommandOptions([.value("--type"), .flag("--json")], agentOptions: true, positionals: .atMostOne)
+
+    /// The usage errors that the options one by one cannot show.
+    static func check(_ parsed: ParsedOptions) throws(OptionScanner.UsageError) {
+        if !parsed.positionals.isEmpty && parsed.flag("--type") {
+            throw OptionScanner.UsageError(message: "give FILE or '--type', not both")
         }
-        guard let settings = agent.settings() else { return 1 }
+    }
+
+    static func run(_ arguments: [String]) -> CInt {
+        let parsed: ParsedOptions
+        switch options.parse(arguments, check: check) {
+        case .help:
+            Inboxctl.write(help, to: 1)
+            return 0
+        case .usageError(let error):
+            return Inboxctl.usageError(error.message, usage: usage, helpCommand: "inboxctl help handlers")
+        case .parsed(let result):
+            parsed = result
+        }
+        let json = parsed.flag("--json")
+        let file = parsed.positionals.first, type = parsed.value("--type")
+        guard let settings = parsed.agent.settings() else { return 1 }
         guard file != nil || type != nil else {
             let loaded = Inspection.loadRegistrations(settings)
             Inboxctl.write(json ? registrationsJSON(loaded) : registrationsText(loaded), to: 1)

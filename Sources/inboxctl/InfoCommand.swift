@@ -27,32 +27,29 @@ enum InfoCommand {
 
         """
 
+    static let options = CommandOptions([.flag("--json")], agentOptions: true, positionals: .any)
+
+    /// The usage errors that the options one by one cannot show.
+    static func check(_ parsed: ParsedOptions) throws(OptionScanner.UsageError) {
+        if parsed.positionals.isEmpty { throw OptionScanner.UsageError(message: "missing expected argument '<FILE>'") }
+    }
+
     static func run(_ arguments: [String]) -> CInt {
-        var scanner = OptionScanner(arguments)
-        var agent = AgentOptions()
-        var json = false
-        var files: [String] = []
-        do throws(OptionScanner.UsageError) {
-            while let token = scanner.next() {
-                switch token {
-                case .option("-h", _), .option("--help", _):
-                    Inboxctl.write(help, to: 1)
-                    return 0
-                case .option("--json", nil): json = true
-                case .option(let name, let inline):
-                    if try agent.take(name, inline: inline, from: &scanner) { continue }
-                    throw TypesCommand.unknownOption(name, known: ["--json"])
-                case .positional(let value): files.append(value)
-                }
-            }
-            if files.isEmpty { throw OptionScanner.UsageError(message: "missing expected argument '<FILE>'") }
-        } catch {
+        let parsed: ParsedOptions
+        switch options.parse(arguments, check: check) {
+        case .help:
+            Inboxctl.write(help, to: 1)
+            return 0
+        case .usageError(let error):
             return Inboxctl.usageError(error.message, usage: usage, helpCommand: "inboxctl help info")
+        case .parsed(let result):
+            parsed = result
         }
-        guard let settings = agent.settings(), let inspection = Inspection(settings) else { return 1 }
+        let json = parsed.flag("--json")
+        guard let settings = parsed.agent.settings(), let inspection = Inspection(settings) else { return 1 }
         var status: CInt = 0
         var documents: [String] = []
-        for path in files {
+        for path in parsed.positionals {
             switch inspection.inspect(path) {
             case .failure(let message):
                 Inboxctl.write("inboxctl: \(path): \(message)\n", to: 2)

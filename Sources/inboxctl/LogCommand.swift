@@ -31,43 +31,36 @@ enum LogCommand {
 
         """
 
-    static func run(_ arguments: [String]) -> CInt {
-        var handler: String?, file: String?, delivery: String?, lines: String?
-        var follow = false
-        var agent = AgentOptions()
-        var scanner = OptionScanner(arguments)
-        do throws(OptionScanner.UsageError) {
-            while let token = scanner.next() {
-                switch token {
-                case .option("-h", _), .option("--help", _):
-                    Inboxctl.write(help, to: 1)
-                    return 0
-                case .option("--handler", let inline): handler = try scanner.value(for: "--handler", inline: inline)
-                case .option("--file", let inline): file = try scanner.value(for: "--file", inline: inline)
-                case .option("--delivery", let inline): delivery = try scanner.value(for: "--delivery", inline: inline)
-                case .option("-f", nil), .option("--follow", nil): follow = true
-                case .option("-n", nil), .option("--lines", _):
-                    if case .option(let name, let inline) = token { lines = try scanner.value(for: name, inline: inline) }
-                case .option(let name, let inline):
-                    if try agent.take(name, inline: inline, from: &scanner) { continue }
-                    throw OptionScanner.UsageError.unknownOption(name, known: ["--handler", "--file", "--delivery", "--follow", "--lines",
-                                                                "--inbox", "--state", "--config", "--help"])
-                case .positional(let value):
-                    throw OptionScanner.UsageError(message: "unexpected argument '\(value)'")
-                }
-            }
-            if let lines, Int(lines).map({ $0 < 0 }) ?? true {
-                throw OptionScanner.UsageError(message: "invalid number of lines '\(lines)'")
-            }
-            if let delivery, AgentAttribute.validDeliveryID(delivery.lowercased()) == nil {
-                throw OptionScanner.UsageError(message: "invalid delivery id '\(delivery)': expected 32 hex digits")
-            }
-            if let file, file.isEmpty { throw OptionScanner.UsageError(message: "empty file name") }
-        } catch {
-            return Inboxctl.usageError(error.message, usage: usage, helpCommand: "inboxctl help log")
+    static let options = CommandOptions([
+        .value("--handler"), .value("--file"), .value("--delivery"), .flag("--follow", "-f"), .value("--lines", "-n"),
+    ], agentOptions: true, positionals: .none)
+
+    /// The usage errors that the options one by one cannot show.
+    static func check(_ parsed: ParsedOptions) throws(OptionScanner.UsageError) {
+        if let lines = parsed.value("--lines"), Int(lines).map({ $0 < 0 }) ?? true {
+            throw OptionScanner.UsageError(message: "invalid number of lines '\(lines)'")
         }
+        if let delivery = parsed.value("--delivery"), AgentAttribute.validDeliveryID(delivery.lowercased()) == nil {
+            throw OptionScanner.UsageError(message: "invalid delivery id '\(delivery)': expected 32 hex digits")
+        }
+        if parsed.value("--file") == "" { throw OptionScanner.UsageError(message: "empty file name") }
+    }
+
+    static func run(_ arguments: [String]) -> CInt {
+        let parsed: ParsedOptions
+        switch options.parse(arguments, check: check) {
+        case .help:
+            Inboxctl.write(help, to: 1)
+            return 0
+        case .usageError(let error):
+            return Inboxctl.usageError(error.message, usage: usage, helpCommand: "inboxctl help log")
+        case .parsed(let result):
+            parsed = result
+        }
+        let handler = parsed.value("--handler"), file = parsed.value("--file"), delivery = parsed.value("--delivery")
+        let lines = parsed.value("--lines")
         var command = ["journalctl"]
-        if follow { command.append("-f") }
+        if parsed.flag("--follow") { command.append("-f") }
         if let lines { command += ["-n", lines] }
         if let handler, file == nil, delivery == nil {
             // -t adds its matches in a group of their own, ANDed with the others: an OR across fields needs '+'.
@@ -77,7 +70,7 @@ enum LogCommand {
             if let handler { command.append("INBOX_HANDLER=\(handler)") }
             if let delivery { command.append("INBOX_DELIVERY_ID=\(delivery.lowercased())") }
             if let file {
-                guard let paths = paths(of: file, agent: agent) else { return 1 }
+                guard let paths = paths(of: file, agent: parsed.agent) else { return 1 }
                 command += paths.map { "INBOX_FILE=\($0)" }
             }
         }

@@ -31,35 +31,29 @@ enum RetryCommand {
 
         """
 
-    static func run(_ arguments: [String]) -> CInt {
-        var all = false
-        var id: String?
-        var inbox: String?
-        var agent = AgentOptions()
-        var scanner = OptionScanner(arguments)
-        do throws(OptionScanner.UsageError) {
-            while let token = scanner.next() {
-                switch token {
-                case .option("-h", _), .option("--help", _):
-                    Inboxctl.write(help, to: 1)
-                    return 0
-                case .option("--all", nil): all = true
-                case .option("--inbox", let inline): inbox = try scanner.value(for: "--inbox", inline: inline)
-                case .option(let name, let inline):
-                    if name != "--inbox", try agent.take(name, inline: inline, from: &scanner) { continue }
-                    throw OptionScanner.UsageError.unknownOption(name, known: ["--all", "--inbox", "--state", "--config", "--help"])
-                case .positional(let value):
-                    guard id == nil else { throw OptionScanner.UsageError(message: "unexpected argument '\(value)'") }
-                    id = value
-                }
-            }
-            if all == (id != nil) {
-                throw OptionScanner.UsageError(message: all ? "give either ID or --all, not both" : "missing ID (or --all)")
-            }
-        } catch {
-            return Inboxctl.usageError(error.message, usage: usage, helpCommand: "inboxctl help retry")
+    static let options = CommandOptions([.flag("--all"), .value("--inbox")], agentOptions: true, positionals: .atMostOne)
+
+    /// The usage errors that the options one by one cannot show.
+    static func check(_ parsed: ParsedOptions) throws(OptionScanner.UsageError) {
+        let all = parsed.flag("--all")
+        if all == !parsed.positionals.isEmpty {
+            throw OptionScanner.UsageError(message: all ? "give either ID or --all, not both" : "missing ID (or --all)")
         }
-        guard let settings = agent.settings() else { return 1 }
+    }
+
+    static func run(_ arguments: [String]) -> CInt {
+        let parsed: ParsedOptions
+        switch options.parse(arguments, check: check) {
+        case .help:
+            Inboxctl.write(help, to: 1)
+            return 0
+        case .usageError(let error):
+            return Inboxctl.usageError(error.message, usage: usage, helpCommand: "inboxctl help retry")
+        case .parsed(let result):
+            parsed = result
+        }
+        let all = parsed.flag("--all"), id = parsed.positionals.first, inbox = parsed.value("--inbox")
+        guard let settings = parsed.agent.settings() else { return 1 }
         guard let held = HeldFiles(state: settings.stateDirectory) else { return 1 }
         guard let inboxPath = inbox ?? settings.inboxes.first else {
             Inboxctl.write("inboxctl: no drop Inbox is configured; give one with --inbox\n", to: 2)

@@ -24,30 +24,20 @@ enum StatusCommand {
 
         """
 
+    static let options = CommandOptions([.flag("--json")], agentOptions: true, positionals: .none)
+
     static func run(_ arguments: [String]) -> CInt {
-        var scanner = OptionScanner(arguments)
-        var agent = AgentOptions()
-        var json = false
-        do throws(OptionScanner.UsageError) {
-            while let token = scanner.next() {
-                switch token {
-                case .option("-h", _), .option("--help", _):
-                    Inboxctl.write(help, to: 1)
-                    return 0
-                case .option("--json", nil):
-                    json = true
-                case .option(let name, let inline):
-                    guard try agent.take(name, inline: inline, from: &scanner) else {
-                        return Inboxctl.usageError("unknown option '\(name)'", usage: usage, helpCommand: "inboxctl help status")
-                    }
-                case .positional(let word):
-                    return Inboxctl.usageError("unexpected argument '\(word)'", usage: usage, helpCommand: "inboxctl help status")
-                }
-            }
-        } catch {
+        let parsed: ParsedOptions
+        switch options.parse(arguments) {
+        case .help:
+            Inboxctl.write(help, to: 1)
+            return 0
+        case .usageError(let error):
             return Inboxctl.usageError(error.message, usage: usage, helpCommand: "inboxctl help status")
+        case .parsed(let result):
+            parsed = result
         }
-        guard let settings = agent.settings() else { return 1 }
+        guard let settings = parsed.agent.settings() else { return 1 }
         let path = settings.runtimeDirectory + "/status.json"
         let bytes: [UInt8]
         switch readBounded(path, limit: 4 << 20) {
@@ -68,7 +58,7 @@ enum StatusCommand {
             Inboxctl.write("inboxd (pid \(pid)) is not running; \(path) is left from it\n", to: 2)
             return 1
         }
-        if json {
+        if parsed.flag("--json") {
             Inboxctl.write(String(decoding: bytes, as: UTF8.self), to: 1)
             return 0
         }

@@ -26,31 +26,22 @@ enum TypesCommand {
 
         """
 
+    static let options = CommandOptions([.flag("--tree"), .flag("--json")], agentOptions: true, positionals: .atMostOne)
+
     static func run(_ arguments: [String]) -> CInt {
-        var scanner = OptionScanner(arguments)
-        var agent = AgentOptions()
-        var tree = false, json = false
-        var uti: String?
-        do throws(OptionScanner.UsageError) {
-            while let token = scanner.next() {
-                switch token {
-                case .option("-h", _), .option("--help", _):
-                    Inboxctl.write(help, to: 1)
-                    return 0
-                case .option("--tree", nil): tree = true
-                case .option("--json", nil): json = true
-                case .option(let name, let inline):
-                    if try agent.take(name, inline: inline, from: &scanner) { continue }
-                    throw unknownOption(name, known: ["--tree", "--json"])
-                case .positional(let value):
-                    guard uti == nil else { throw OptionScanner.UsageError(message: "unexpected argument '\(value)'") }
-                    uti = value
-                }
-            }
-        } catch {
+        let parsed: ParsedOptions
+        switch options.parse(arguments) {
+        case .help:
+            Inboxctl.write(help, to: 1)
+            return 0
+        case .usageError(let error):
             return Inboxctl.usageError(error.message, usage: usage, helpCommand: "inboxctl help types")
+        case .parsed(let result):
+            parsed = result
         }
-        guard let settings = agent.settings() else { return 1 }
+        let tree = parsed.flag("--tree"), json = parsed.flag("--json")
+        let uti = parsed.positionals.first
+        guard let settings = parsed.agent.settings() else { return 1 }
         let database = Inspection.loadRegistrations(settings).database
         let output: String
         if let uti {
@@ -79,11 +70,6 @@ enum TypesCommand {
         }
         Inboxctl.write(output, to: 1)
         return 0
-    }
-
-    /// The unknown-option error of the read-only subcommands: their own options, the agent's, and --help.
-    static func unknownOption(_ name: String, known: [String]) -> OptionScanner.UsageError {
-        .unknownOption(name, known: known + AgentOptions.names.sorted() + ["--help"])
     }
 
     /// "built in", "exported by FILE:LINE", "imported by FILE:LINE" or "dynamic, from shared-mime-info".

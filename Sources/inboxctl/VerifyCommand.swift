@@ -26,35 +26,20 @@ enum VerifyCommand {
     /// The host's MIME database, so that a misspelt MIME type in ContentTypes= is noticed as the agent would.
     static var hostMIME: MIMEDatabase { MIMEDatabaseLoader.load(directories: MIMEDatabaseLoader.defaultDirectories()).database }
 
+    static let options = CommandOptions([.value("--handlers")], agentOptions: false, positionals: .any)
+
     static func run(_ arguments: [String]) -> CInt {
-        var paths: [String] = []
-        var directories: [String] = []
-        var index = 0
-        var onlyPaths = false
-        while index < arguments.count {
-            let token = arguments[index]
-            index += 1
-            if onlyPaths || !token.hasPrefix("-") || token == "-" {
-                paths.append(token)
-            } else if token == "--" {
-                onlyPaths = true
-            } else if token == "-h" || token == "--help" {
-                Inboxctl.write(help, to: 1)
-                return 0
-            } else if token == "--handlers" || token.hasPrefix("--handlers=") {
-                if token.hasPrefix("--handlers=") {
-                    directories.append(String(token.dropFirst("--handlers=".count)))
-                } else if index < arguments.count {
-                    directories.append(arguments[index])
-                    index += 1
-                } else {
-                    return Inboxctl.usageError("missing value for '--handlers'", usage: usage,
-                                               helpCommand: "inboxctl help verify")
-                }
-            } else {
-                return Inboxctl.usageError("unknown option '\(token)'", usage: usage, helpCommand: "inboxctl help verify")
-            }
+        let parsed: ParsedOptions
+        switch options.parse(arguments) {
+        case .help:
+            Inboxctl.write(help, to: 1)
+            return 0
+        case .usageError(let error):
+            return Inboxctl.usageError(error.message, usage: usage, helpCommand: "inboxctl help verify")
+        case .parsed(let result):
+            parsed = result
         }
+        let paths = parsed.positionals, directories = parsed.values("--handlers")
         if paths.isEmpty {
             let searchPath = directories.isEmpty ? AgentSettings.systemHandlerDirectories : directories
             return report(RegistrationLoader.load(directories: searchPath, mime: hostMIME).diagnostics, checked: "the handlers.d search path")

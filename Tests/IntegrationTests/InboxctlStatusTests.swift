@@ -49,7 +49,7 @@ struct InboxctlStatusTests {
         let result = try run(Binaries.inboxctl.path, ["status", "--jsn"])
         #expect(result.status == 2)
         #expect(result.stderr == """
-            Error: unknown option '--jsn'
+            Error: unknown option '--jsn'; did you mean '--json'?
             Usage: inboxctl status [--json] [--runtime-dir DIR] [agent options]
               See 'inboxctl help status'.
 
