@@ -59,6 +59,7 @@ enum DiscardCommand {
                 Inboxctl.write("inboxctl: cannot remove \(path): \(error)\n", to: 2)
                 status = 1
             } else {
+                entry.directory.removeSidecar(of: name)
                 Inboxctl.write("removed \(path)\n", to: 1)
             }
         }

@@ -111,25 +111,33 @@ enum RetryCommand {
         if geteuid() == 0, let uid = AgentAttribute.delivery(attributes)?.sourceUID, uid != file.status.st_uid {
             _ = fchown(file.descriptor.rawValue, uid, gid_t.max)
         }
+        // Metadata in a sidecar goes back with the file: written beside the name it takes, before it appears.
+        var sidecar: [UInt8]?
+        if case .read(let bytes) = entry.directory.readSidecar(of: name, owner: file.status.st_uid) { sidecar = bytes }
         let hidden = ".inboxctl-retry-" + SendCommand.randomHex(12)
+        let moved: String
         switch entry.directory.moveUnique(name, to: inbox, preferred: hidden) {
-        case .success(let moved):
-            switch inbox.moveUnique(Array(moved.utf8), to: inbox, preferred: FileNames.sanitized(name)) {
-            case .success(let placed): return .success(inbox.child(placed))
-            case .failure(let error): return .failure(SystemError("renameat2", path: inbox.child(moved), errno: error))
-            }
+        case .success(let name):
+            moved = name
         case .failure(.crossDevice):
-            // The state directory and the Inbox on different filesystems: copy (hidden name, sync, rename), then
+            // The state directory and the Inbox on different filesystems: copy to the hidden name (synced), then
             // remove the very file that was copied.
-            switch entry.directory.copyIn(file, to: inbox, preferred: FileNames.sanitized(name)) {
-            case .success(let (placed, copy)):
+            switch entry.directory.copyIn(file, to: inbox, preferred: hidden) {
+            case .success(let (name, copy)):
                 copy.close()
-                entry.directory.remove(name)
-                return .success(inbox.child(placed))
+                entry.directory.remove(Array(entry.name.utf8))
+                moved = name
             case .failure(let error): return .failure(error)
             }
         case .failure(let error):
             return .failure(SystemError("renameat2", path: entry.directory.child(entry.name), errno: error))
+        }
+        switch inbox.publish(Array(moved.utf8), preferred: FileNames.sanitized(name), sidecar: sidecar) {
+        case .success(let placed):
+            entry.directory.removeSidecar(of: name)
+            return .success(inbox.child(placed))
+        case .failure(let error):
+            return .failure(SystemError("renameat2", path: inbox.child(moved), errno: error))
         }
     }
 }

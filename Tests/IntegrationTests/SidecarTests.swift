@@ -1,0 +1,84 @@
+import Foundation
+import Testing
+
+/// Metadata too large for extended attributes rides in `.<name>.inbox-meta` (DESIGN.md), through the real agent.
+@Suite(.serialized, .enabled(if: Journal.available, Comment(rawValue: Journal.unavailableReason)))
+struct SidecarTests {
+    static let big = #"{"body":""# + String(repeating: "é", count: 10_000) + #""}"#
+
+    @Test func aSidecarsAnnotationReachesTheHandlerWholeAndTheSidecarGoesWithTheDelivery() throws {
+        let world = try AgentHarness()
+        let handler = "test.text.\(world.tag)"
+        try world.register(handler, contentTypes: "public.plain-text")
+        try world.start()
+        let file = world.root.appendingPathComponent("letter.txt")
+        try Data("dear reader\n".utf8).write(to: file)
+        let sent = try world.inboxctl("send", ["--source-app", "com.example.mail", "--annotation", Self.big, file.path])
+        #expect(sent.status == 0)
+        let finished = try world.waitForEvents("finished")
+        #expect(finished.first?["INBOX_SOURCE_APP"] as? String == "com.example.mail")
+        let record = try #require(world.recordings().values.first)
+        // 20,011 bytes: over the environment's 16 KiB share, so stdin alone carries it, whole.
+        #expect(record.contains(#""annotation":\#(Self.big)"#))
+        #expect(!record.contains("INBOX_ANNOTATION="))
+        #expect(record.contains("INBOX_SOURCE_APP=com.example.mail\n"))
+        #expect(world.allEntries(of: world.inbox).isEmpty)
+        #expect(world.allEntries(of: world.containerInbox(handler)).isEmpty)
+    }
+
+    @Test func aSidecarFollowsItsFileToFailedAndBackWithRetry() throws {
+        let world = try AgentHarness()
+        let handler = "test.flaky.\(world.tag)"
+        try world.register(handler, contentTypes: "public.plain-text", exit: 1)
+        try world.start(config: "[Agent]\nMaxAttempts=1\n")
+        let file = world.root.appendingPathComponent("memo.txt")
+        try Data("memo\n".utf8).write(to: file)
+        #expect(try world.inboxctl("send", ["--annotation", Self.big, file.path]).status == 0)
+        try world.waitForEvents("failed")
+        #expect(world.allEntries(of: world.failedDirectory) == [".memo.txt.inbox-meta", "memo.txt"])
+
+        let fixed = world.registrationText(handler, exec: "\(world.recorderURL.path) --file %f", contentTypes: "public.plain-text",
+                                           environment: "EXIT_CODE=0")
+        let temporary = world.handlers.appendingPathComponent(".fixed.tmp")
+        try fixed.write(to: temporary, atomically: false, encoding: .utf8)
+        #expect(rename(temporary.path, world.handlerFile(handler).path) == 0)
+        try world.waitForRegistrationLoads(2)
+        let retried = try world.inboxctl("retry", ["memo.txt"])
+        #expect(retried.status == 0)
+        let finished = try world.waitForEvents("finished")
+        let id = try #require(finished.first?["INBOX_DELIVERY_ID"] as? String)
+        #expect(world.recordings()["\(id).1"]?.contains(#""annotation":\#(Self.big)"#) == true)
+        #expect(world.allEntries(of: world.failedDirectory).isEmpty)
+        #expect(world.allEntries(of: world.inbox).isEmpty)
+        #expect(world.allEntries(of: world.containerInbox(handler)).isEmpty)
+    }
+
+    @Test func aSidecarOfAnotherOwnerOrNotARegularFileIsIgnoredAndRemoved() throws {
+        let world = try AgentHarness()
+        try world.register("test.text.\(world.tag)", contentTypes: "public.plain-text")
+        try world.start()
+        // Another user's sidecar for this (root's) file: it could forge the sender.
+        let forged = world.inbox.appendingPathComponent(".forged.txt.inbox-meta")
+        try Data(#"{"source-app":"com.example.bank","annotation":{"pay":1}}"#.utf8).write(to: forged)
+        let isRoot = geteuid() == 0
+        if isRoot { #expect(chown(forged.path, 4321, 4321) == 0) }
+        // A link to a secret: never followed.
+        let linked = world.inbox.appendingPathComponent(".linked.txt.inbox-meta")
+        #expect(symlink("/etc/shadow", linked.path) == 0)
+        try world.drop("linked.txt", contents: Array("linked\n".utf8))
+        if isRoot { try world.drop("forged.txt", contents: Array("forged\n".utf8)) }
+        let finished = try world.waitForEvents("finished", count: isRoot ? 2 : 1)
+        for entry in finished { #expect(entry["INBOX_SOURCE_APP"] == nil) }
+        for record in world.recordings().values {
+            #expect(record.contains(#""annotation":null"#))
+            #expect(!record.contains("com.example.bank"))
+        }
+        let warnings = world.journal(["PRIORITY=4"]).compactMap { $0["MESSAGE"] as? String }
+        #expect(warnings.contains("Ignoring and removing the sidecar of \(world.inbox.path)/linked.txt: it is a symbolic link"))
+        if isRoot {
+            #expect(warnings.contains(
+                "Ignoring and removing the sidecar of \(world.inbox.path)/forged.txt: it belongs to uid 4321, not to the file's owner 0"))
+        }
+        #expect(world.allEntries(of: world.inbox).isEmpty)
+    }
+}
