@@ -27,6 +27,8 @@ enum Inboxctl {
                    run: StatusCommand.run),
         Subcommand(name: "send", summary: "Send files to their handlers through a drop Inbox", help: SendCommand.help,
                    run: SendCommand.run),
+        Subcommand(name: "open", summary: "Send files to a handler of your choice", help: OpenCommand.help,
+                   run: OpenCommand.run),
         Subcommand(name: "retry", summary: "Send a failed or unhandled file to its handler again", help: RetryCommand.help,
                    run: RetryCommand.run),
         Subcommand(name: "discard", summary: "Remove a failed or unhandled file", help: DiscardCommand.help,

@@ -188,8 +188,9 @@ final class Inspection {
                                ranking: .all)
     }
 
-    /// Opens the file as the agent would (no symlink, no blocking, a regular file) and resolves its type.
-    func inspect(_ path: String) -> Result<FileReport, InspectionError> {
+    /// Opens the file as the agent would (no symlink, no blocking, a regular file) and resolves its type, with its
+    /// content-type attribute unless `readingAttribute` is false (a file about to be sent without it).
+    func inspect(_ path: String, readingAttribute: Bool = true) -> Result<FileReport, InspectionError> {
         let fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC | O_NOCTTY)
         if fd < 0 {
             return .failure(InspectionError(errno == ELOOP ? "is a symbolic link" : "cannot open: \(Errno.current)"))
@@ -201,8 +202,8 @@ final class Inspection {
         guard (st.st_mode & S_IFMT) == S_IFREG else { return .failure(InspectionError("not a regular file")) }
 
         let name = String(path.split(separator: "/").last ?? Substring(path))
-        let explicit = ExtendedAttributes(file).readString(SenderAttribute.contentType,
-                                                           limit: MetadataLimits.contentTypeBytes)
+        let explicit = readingAttribute
+            ? ExtendedAttributes(file).readString(SenderAttribute.contentType, limit: MetadataLimits.contentTypeBytes) : nil
         let claim = TypeResolver.claim(explicit: explicit, fileName: name, in: loaded.database)
         var sniffed: String?, note: String?
         if let sniffer {

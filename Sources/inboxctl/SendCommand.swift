@@ -49,38 +49,30 @@ enum SendCommand {
         var name: String?
         /// The name for stdin's data when no --name is given.
         var streamName: String?
+        /// The handler chosen by `inboxctl open --with`, and whether `--force` overrides the agent's type check.
+        var handler: String?
+        var overridesHandlerCheck = false
     }
 
+    static let options = CommandOptions([.value("--inbox"), .value("--source-app"), .value("--annotation"), .value("--type"),
+                                         .value("--name")], agentOptions: true, positionals: .any)
+
     static func run(_ arguments: [String]) -> CInt {
-        var scanner = OptionScanner(arguments)
-        var agent = AgentOptions()
-        var request = Request()
-        var inbox: String?
-        var type: String?
-        var files: [String] = []
-        do throws(OptionScanner.UsageError) {
-            while let token = scanner.next() {
-                switch token {
-                case .option("-h", _), .option("--help", _):
-                    Inboxctl.write(help, to: 1)
-                    return 0
-                case .option("--inbox", let inline): inbox = try scanner.value(for: "--inbox", inline: inline)
-                case .option("--source-app", let inline): request.sourceApp = try scanner.value(for: "--source-app", inline: inline)
-                case .option("--annotation", let inline): request.annotation = try scanner.value(for: "--annotation", inline: inline)
-                case .option("--type", let inline): type = try scanner.value(for: "--type", inline: inline)
-                case .option("--name", let inline): request.name = try scanner.value(for: "--name", inline: inline)
-                case .option(let name, let inline):
-                    if name != "--inbox", try agent.take(name, inline: inline, from: &scanner) { continue }
-                    throw unknownOption(name)
-                case .positional(let value): files.append(value)
-                }
-            }
-            try check(request, files: files, hasType: type != nil)
-        } catch {
+        let parsed: ParsedOptions
+        switch options.parse(arguments, check: check) {
+        case .help:
+            Inboxctl.write(help, to: 1)
+            return 0
+        case .usageError(let error):
             return Inboxctl.usageError(error.message, usage: usage, helpCommand: helpCommand)
+        case .parsed(let result):
+            parsed = result
         }
-        guard let settings = agent.settings() else { return 1 }
-        if let type {
+        guard let settings = parsed.agent.settings() else { return 1 }
+        var request = Request(sourceApp: parsed.value("--source-app"), annotation: parsed.value("--annotation"),
+                              name: parsed.value("--name"))
+        let files = parsed.positionals
+        if let type = parsed.value("--type") {
             let mime = MIMEDatabaseLoader.load(directories: settings.mimeDirectories).database
             let database = RegistrationLoader.load(directories: settings.handlerDirectories, mime: mime).database
             guard let identifier = database.knownIdentifier(type) else {
@@ -95,6 +87,13 @@ enum SendCommand {
                 request.streamName = streamName(for: identifier, in: database)
             }
         }
+        return deliver(files, request: request, inbox: parsed.value("--inbox"), settings: settings)
+    }
+
+    /// Sends each file in turn (after `admit` agrees, when given), printing its path in the Inbox; 1 if any failed,
+    /// 128 + the signal when interrupted.
+    static func deliver(_ files: [String], request: Request, inbox: String?, settings: AgentSettings,
+                        admit: (String) -> Bool = { _ in true }) -> CInt {
         guard let inboxPath = inbox ?? settings.inboxes.first else {
             Inboxctl.write("inboxctl: no drop Inbox is configured; give one with --inbox\n", to: 2)
             return 1
@@ -108,6 +107,10 @@ enum SendCommand {
         var status: CInt = 0
         for file in files {
             if interruption.load(ordering: .relaxed) != 0 { break }
+            guard admit(file) else {
+                status = 1
+                continue
+            }
             switch send(file, request: request, into: directory) {
             case .success(let path):
                 Inboxctl.write(path + "\n", to: 1)
@@ -138,24 +141,30 @@ enum SendCommand {
     }
 
     /// What is wrong with the command line before anything is created.
-    static func check(_ request: Request, files: [String], hasType: Bool) throws(OptionScanner.UsageError) {
+    static func check(_ parsed: ParsedOptions) throws(OptionScanner.UsageError) {
+        let files = parsed.positionals
         if files.isEmpty { throw OptionScanner.UsageError(message: "missing FILE (or '-' for stdin)") }
         if files.filter({ $0 == "-" }).count > 1 { throw OptionScanner.UsageError(message: "'-' given more than once") }
-        if let name = request.name {
+        if let name = parsed.value("--name") {
             if files.count > 1 { throw OptionScanner.UsageError(message: "--name needs exactly one FILE") }
             if name.isEmpty || FileNames.sanitized(Array(name.utf8)) != name {
                 throw OptionScanner.UsageError(message:
                     "invalid name '\(name)': it must not start with '.', contain '/' or control characters, or exceed 200 bytes")
             }
         }
-        if files.contains("-") && request.name == nil && !hasType {
+        if files.contains("-") && !parsed.flag("--name") && !parsed.flag("--type") {
             throw OptionScanner.UsageError(message: "'-' (stdin) needs --type or --name: there is no file name to keep")
         }
-        if let app = request.sourceApp, !SourceApplication.isValid(app) {
+        try checkMetadata(parsed)
+    }
+
+    /// The source application and annotation, as `send` and `open` take them.
+    static func checkMetadata(_ parsed: ParsedOptions) throws(OptionScanner.UsageError) {
+        if let app = parsed.value("--source-app"), !SourceApplication.isValid(app) {
             throw OptionScanner.UsageError(message:
                 "invalid source application '\(app)': it must be printable ASCII without spaces, at most \(MetadataLimits.sourceAppBytes) bytes")
         }
-        if let annotation = request.annotation {
+        if let annotation = parsed.value("--annotation") {
             let bytes = Array(annotation.utf8)
             if bytes.count > MetadataLimits.annotationBytes {
                 throw OptionScanner.UsageError(message:
@@ -165,11 +174,6 @@ enum SendCommand {
                 throw OptionScanner.UsageError(message: "annotation is not valid JSON: \(problem)")
             }
         }
-    }
-
-    static func unknownOption(_ name: String) -> OptionScanner.UsageError {
-        .unknownOption(name, known: ["--inbox", "--source-app", "--annotation", "--type", "--name", "--config",
-                                     "--handlers", "--help"])
     }
 
     /// `customprofile-3f2a9c0d41b7.customprofile` for com.example.customprofile: the last identifier component,
@@ -222,7 +226,8 @@ enum SendCommand {
         }
         if let problem = copy(from: source, to: fd) { return fail(problem) }
         let metadata = SenderMetadata(sourceApp: request.sourceApp, annotation: request.annotation.map { Array($0.utf8) },
-                                      contentType: request.contentType)
+                                      contentType: request.contentType, handler: request.handler,
+                                      overridesHandlerCheck: request.overridesHandlerCheck)
         let sidecar: [UInt8]?
         switch setAttributes(metadata, on: output) {
         case .success(let fits): sidecar = fits ? nil : Sidecar.document(metadata)
@@ -246,7 +251,9 @@ enum SendCommand {
         let attributes = ExtendedAttributes(file)
         let values: [(String, String?)] = [(SenderAttribute.sourceApp, metadata.sourceApp),
                                            (SenderAttribute.annotation, metadata.annotation.map { String(decoding: $0, as: UTF8.self) }),
-                                           (SenderAttribute.contentType, metadata.contentType)]
+                                           (SenderAttribute.contentType, metadata.contentType),
+                                           (SenderAttribute.handler, metadata.handler),
+                                           (SenderAttribute.handlerOverride, metadata.overridesHandlerCheck ? "yes" : nil)]
         for case let (key, value?) in values {
             guard let error = attributes.write(key, value) else { continue }
             if error == .noSpace || error == .tooBig || error == .rangeError || error == .notSupported {

@@ -44,5 +44,8 @@ struct CompletionTests {
         try world.register("test.completion.\(world.tag)", contentTypes: "public.png")
         let handlers = try Self.complete(["inboxctl", "log", "--handlers", world.handlers.path, "--handler", "test.comp"])
         #expect(handlers == ["test.completion.\(world.tag)"], "\(handlers)")
+        let chosen = try Self.complete(["inboxctl", "open", "--handlers", world.handlers.path, "--with", "test.comp"])
+        #expect(chosen == ["test.completion.\(world.tag)"], "\(chosen)")
+        #expect(try Self.complete(["inboxctl", "open", "--fo"]) == ["--force"])
     }
 }

@@ -17,3 +17,9 @@ public enum SourceApplication {
         !s.isEmpty && s.utf8.count <= MetadataLimits.sourceAppBytes && s.utf8.allSatisfy { $0 > 0x20 && $0 < 0x7F }
     }
 }
+
+/// A handler's identifier as a sender names it (`user.inbox.handler`): printable ASCII without spaces, at most
+/// `MetadataLimits.sourceAppBytes` bytes, like a source application.
+public enum HandlerIdentifier {
+    public static func isValid(_ s: String) -> Bool { SourceApplication.isValid(s) }
+}

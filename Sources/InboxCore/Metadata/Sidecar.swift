@@ -6,14 +6,26 @@ public struct SenderMetadata: Sendable, Hashable {
     public var annotation: [UInt8]?
     /// `user.inbox.content-type`: the explicit type, as the sender wrote it.
     public var contentType: String?
+    /// `user.inbox.handler`: the handler the sender chose (`inboxctl open --with`).
+    public var handler: String?
+    /// `user.inbox.handler-override` = `yes`: deliver to `handler` even if it does not claim the type (`--force`).
+    public var overridesHandlerCheck = false
 
-    public init(sourceApp: String? = nil, annotation: [UInt8]? = nil, contentType: String? = nil) {
+    public init(sourceApp: String? = nil, annotation: [UInt8]? = nil, contentType: String? = nil, handler: String? = nil,
+                overridesHandlerCheck: Bool = false) {
         self.sourceApp = sourceApp
         self.annotation = annotation
         self.contentType = contentType
+        self.handler = handler
+        self.overridesHandlerCheck = overridesHandlerCheck
     }
 
-    public var isEmpty: Bool { sourceApp == nil && annotation == nil && contentType == nil }
+    /// Fills in what this lacks from `other`.
+    public func merging(_ other: SenderMetadata) -> SenderMetadata {
+        SenderMetadata(sourceApp: sourceApp ?? other.sourceApp, annotation: annotation ?? other.annotation,
+                       contentType: contentType ?? other.contentType, handler: handler ?? other.handler,
+                       overridesHandlerCheck: handler == nil ? other.overridesHandlerCheck : overridesHandlerCheck)
+    }
 }
 
 /// The hidden file `.<name>.inbox-meta` beside a file, carrying its metadata when extended attributes cannot
@@ -27,6 +39,8 @@ public enum Sidecar {
     public static let sourceAppKey = "source-app"
     public static let annotationKey = "annotation"
     public static let contentTypeKey = "content-type"
+    public static let handlerKey = "handler"
+    public static let handlerOverrideKey = "handler-override"
 
     /// `.<name>.inbox-meta` for a file's name.
     public static func name(for fileName: String) -> String { "." + fileName + suffix }
@@ -45,6 +59,8 @@ public enum Sidecar {
         if let type = metadata.contentType {
             members.append(Array((JSON.quote(contentTypeKey) + ":" + JSON.quote(type)).utf8))
         }
+        if let handler = metadata.handler { members.append(Array((JSON.quote(handlerKey) + ":" + JSON.quote(handler)).utf8)) }
+        if metadata.overridesHandlerCheck { members.append(Array((JSON.quote(handlerOverrideKey) + ":\"yes\"").utf8)) }
         return Array("{".utf8) + members.joined(separator: Array(",".utf8)) + Array("}\n".utf8)
     }
 
@@ -75,6 +91,14 @@ public enum Sidecar {
                     metadata.contentType = type
                 } else {
                     problems.append("'\(contentTypeKey)' is not a string of 1 to \(MetadataLimits.contentTypeBytes) bytes")
+                }
+            case handlerKey:
+                if let handler = string(raw), HandlerIdentifier.isValid(handler) { metadata.handler = handler } else {
+                    problems.append("'\(handlerKey)' is not a valid handler identifier")
+                }
+            case handlerOverrideKey:
+                if string(raw) == "yes" { metadata.overridesHandlerCheck = true } else {
+                    problems.append("'\(handlerOverrideKey)' is not \"yes\"")
                 }
             default:
                 problems.append("unknown key '\(key.prefix(64))'")

@@ -149,6 +149,14 @@ extension Agent {
         case .absent, .failed: break
         }
         metadata.contentType = attributes.readString(SenderAttribute.contentType, limit: MetadataLimits.contentTypeBytes)
+        if let handler = attributes.readString(SenderAttribute.handler, limit: MetadataLimits.sourceAppBytes) {
+            if HandlerIdentifier.isValid(handler) {
+                metadata.handler = handler
+                metadata.overridesHandlerCheck = attributes.readString(SenderAttribute.handlerOverride, limit: 8) == "yes"
+            } else {
+                logger.log(.warning, "Ignoring invalid handler choice on \(shown)", fields: ["INBOX_FILE": shown])
+            }
+        }
         switch directory.readSidecar(of: name, owner: file.status.st_uid) {
         case .absent:
             break
@@ -160,16 +168,7 @@ extension Agent {
             for problem in problems {
                 logger.log(.warning, "Sidecar of \(shown): \(problem); delivering without it", fields: ["INBOX_FILE": shown])
             }
-            metadata.sourceApp = metadata.sourceApp ?? carried.sourceApp
-            if metadata.annotation == nil, let annotation = carried.annotation {
-                if let problem = JSON.validate(annotation) {
-                    logger.log(.warning, "Annotation in the sidecar of \(shown) is not valid JSON (\(problem)); delivering without it",
-                               fields: ["INBOX_FILE": shown])
-                } else {
-                    metadata.annotation = annotation
-                }
-            }
-            metadata.contentType = metadata.contentType ?? carried.contentType
+            metadata = metadata.merging(carried)
         }
         return metadata
     }
@@ -212,23 +211,51 @@ extension Agent {
                 "INBOX_TYPE_SOURCE": resolved.source.rawValue, "INBOX_SOURCE_APP": metadata.sourceApp,
                 "INBOX_SOURCE_UID": String(sourceUID)])
         }
-        let selection = HandlerSelector.select(type: resolved.identifier, index: registrations.index,
-                                               database: registrations.database, preferences: preferences,
-                                               ranking: .best)
-        guard let chosen = selection.chosen else {
-            park(name, file: file, from: directory, shown: shown, id: id, type: resolved, sourceApp: metadata.sourceApp,
-                 sourceUID: sourceUID)
-            return
-        }
-        if selection.tieBroken {
-            logger.log(.notice, "Several handlers tie for \(resolved.identifier); chose \(chosen.handler) by identifier",
-                       fields: ["INBOX_CONTENT_TYPE": resolved.identifier, "INBOX_HANDLER": chosen.handler,
-                                "INBOX_CANDIDATES": selection.candidates.map(\.handler).joined(separator: " ")])
+        let handler: String
+        var chosenBy: String?
+        if let requested = metadata.handler {
+            let trusted = sourceUID == 0 || sourceUID == geteuid()
+            switch HandlerRequest.decide(handler: requested, override: metadata.overridesHandlerCheck, trusted: trusted,
+                                         type: resolved.identifier, index: registrations.index,
+                                         database: registrations.database) {
+            case .deliver(let requested, let overridden):
+                handler = requested
+                chosenBy = overridden ? "sender-override" : "sender"
+                if overridden {
+                    logger.log(.notice, "Delivering \(shown) (\(resolved.identifier)) to \(requested), which does not claim "
+                               + "that type, as its sender (uid \(sourceUID)) asked", fields: [
+                        "INBOX_FILE": shown, "INBOX_DELIVERY_ID": id, "INBOX_HANDLER": requested,
+                        "INBOX_CONTENT_TYPE": resolved.identifier])
+                }
+            case .notRegistered:
+                park(name, file: file, from: directory, shown: shown, id: id, type: resolved, sourceApp: metadata.sourceApp,
+                     sourceUID: sourceUID, requested: requested)
+                return
+            case .refused(let reason):
+                reject(name, file: file, from: directory, shown: shown, id: id, reason: "refused: " + reason,
+                       contentType: resolved.identifier, requested: requested)
+                return
+            }
+        } else {
+            let selection = HandlerSelector.select(type: resolved.identifier, index: registrations.index,
+                                                   database: registrations.database, preferences: preferences,
+                                                   ranking: .best)
+            guard let chosen = selection.chosen else {
+                park(name, file: file, from: directory, shown: shown, id: id, type: resolved, sourceApp: metadata.sourceApp,
+                     sourceUID: sourceUID)
+                return
+            }
+            if selection.tieBroken {
+                logger.log(.notice, "Several handlers tie for \(resolved.identifier); chose \(chosen.handler) by identifier",
+                           fields: ["INBOX_CONTENT_TYPE": resolved.identifier, "INBOX_HANDLER": chosen.handler,
+                                    "INBOX_CANDIDATES": selection.candidates.map(\.handler).joined(separator: " ")])
+            }
+            handler = chosen.handler
         }
         let container: Container
-        do { container = try self.container(for: chosen.handler) } catch {
-            logger.log(.error, "Cannot prepare the container of \(chosen.handler): \(error); \(shown) stays where it is",
-                       fields: ["INBOX_FILE": shown, "INBOX_HANDLER": chosen.handler])
+        do { container = try self.container(for: handler) } catch {
+            logger.log(.error, "Cannot prepare the container of \(handler): \(error); \(shown) stays where it is",
+                       fields: ["INBOX_FILE": shown, "INBOX_HANDLER": handler])
             return
         }
         handOver(file.descriptor, to: container)
@@ -240,13 +267,13 @@ extension Agent {
             let identity = FileIdentity(copy ?? file.descriptor)
             copy?.close()
             nextSequence += 1
-            queue.append(Delivery(id: id, handler: chosen.handler, fileName: newName, contentType: resolved.identifier,
+            queue.append(Delivery(id: id, handler: handler, chosenBy: chosenBy, fileName: newName, contentType: resolved.identifier,
                                   typeSource: resolved.source, sourceApp: metadata.sourceApp, sourceUID: sourceUID,
                                   annotation: metadata.annotation, attempts: attempts, sequence: nextSequence,
                                   justMoved: true, identity: identity))
         case .failure(let error):
             logger.log(.error, "Cannot move \(shown) into \(container.inbox.path): \(error); it stays where it is",
-                       fields: ["INBOX_FILE": shown, "INBOX_HANDLER": chosen.handler, "INBOX_DELIVERY_ID": id])
+                       fields: ["INBOX_FILE": shown, "INBOX_HANDLER": handler, "INBOX_DELIVERY_ID": id])
         }
     }
 
@@ -287,18 +314,21 @@ extension Agent {
         }
     }
 
-    /// No handler for the type: kept intact in unhandled/ until a registration for it appears.
+    /// No handler for the type, or the handler its sender chose (`requested`) is not registered: kept intact in
+    /// unhandled/ until a registration for it appears.
     func park(_ name: [UInt8], file: OpenedFile, from directory: Directory, shown: String, id: String,
-              type: ResolvedType, sourceApp: String?, sourceUID: UInt32) {
+              type: ResolvedType, sourceApp: String?, sourceUID: UInt32, requested: String? = nil) {
         if directory === unhandled { return }
         switch relocate(name, file: file, from: directory, to: unhandled, preferred: FileNames.sanitized(name)) {
         case .success(let (newName, copy)):
             copy?.close()
             directory.moveSidecar(of: name, to: unhandled, as: newName)
-            logger.log(.info, "No handler for \(type.identifier); kept \(unhandled.child(newName))", event: .unhandled, fields: [
+            let what = requested.map { "No handler \($0) (its sender's choice) for \(type.identifier)" }
+                ?? "No handler for \(type.identifier)"
+            logger.log(.info, "\(what); kept \(unhandled.child(newName))", event: .unhandled, fields: [
                 "INBOX_FILE": unhandled.child(newName), "INBOX_DELIVERY_ID": id, "INBOX_CONTENT_TYPE": type.identifier,
                 "INBOX_TYPE_SOURCE": type.source.rawValue, "INBOX_SOURCE_APP": sourceApp,
-                "INBOX_SOURCE_UID": String(sourceUID)])
+                "INBOX_SOURCE_UID": String(sourceUID), "INBOX_REQUESTED_HANDLER": requested])
         case .failure(let error):
             logger.log(.error, "No handler for \(type.identifier) and cannot move \(shown) to unhandled/: \(error)",
                        fields: ["INBOX_FILE": shown, "INBOX_DELIVERY_ID": id])
@@ -348,7 +378,8 @@ extension Agent {
             ?? TypeResolver.resolve(explicit: metadata.contentType, fileName: name, in: registrations.database)
         nextSequence += 1
         queue.append(Delivery(
-            id: stored.id ?? Self.newDeliveryID(), handler: container.handler, fileName: name,
+            id: stored.id ?? Self.newDeliveryID(), handler: container.handler,
+            chosenBy: metadata.handler == container.handler ? "sender" : nil, fileName: name,
             contentType: type.identifier, typeSource: type.source, sourceApp: metadata.sourceApp,
             sourceUID: stored.sourceUID ?? file.status.st_uid, annotation: metadata.annotation,
             attempts: stored.attempts,

@@ -18,7 +18,8 @@ extension Agent {
                 "INBOX_FILE": path, "INBOX_DELIVERY_ID": delivery.id, "INBOX_HANDLER": delivery.handler,
                 "INBOX_CONTENT_TYPE": delivery.contentType, "INBOX_TYPE_SOURCE": delivery.typeSource.rawValue, "INBOX_SOURCE_APP": delivery.sourceApp,
                 "INBOX_SOURCE_UID": String(delivery.sourceUID), "INBOX_EXIT_STATUS": exitStatus,
-                "INBOX_DURATION_USEC": duration, "INBOX_ATTEMPT": String(delivery.attempts)])
+                "INBOX_DURATION_USEC": duration, "INBOX_ATTEMPT": String(delivery.attempts),
+                "INBOX_CHOSEN_BY": delivery.chosenBy])
             if let removeError {
                 logger.log(.warning, "Cannot remove \(path) after its handler finished: \(removeError)", fields: ["INBOX_FILE": path])
             }
@@ -69,7 +70,7 @@ extension Agent {
             "INBOX_CONTENT_TYPE": delivery.contentType, "INBOX_TYPE_SOURCE": delivery.typeSource.rawValue,
             "INBOX_SOURCE_APP": delivery.sourceApp, "INBOX_SOURCE_UID": String(delivery.sourceUID),
             "INBOX_EXIT_STATUS": exitStatus, "INBOX_DURATION_USEC": duration, "INBOX_ATTEMPT": String(delivery.attempts),
-            "INBOX_REASON": reason])
+            "INBOX_REASON": reason, "INBOX_CHOSEN_BY": delivery.chosenBy])
     }
 
     /// A queued delivery whose handler is gone: route the file again from its container.

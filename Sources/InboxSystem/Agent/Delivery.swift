@@ -6,6 +6,8 @@ import InboxCore
 struct Delivery {
     let id: String
     var handler: String
+    /// "sender" when the sender chose the handler (`user.inbox.handler`), "sender-override" when it does not claim the type.
+    var chosenBy: String? = nil
     /// The name in the container Inbox.
     var fileName: String
     var contentType: String
@@ -53,6 +55,8 @@ public enum SenderAttribute {
     public static let sourceApp = "user.inbox.source-app"
     public static let annotation = "user.inbox.annotation"
     public static let contentType = "user.inbox.content-type"
+    public static let handler = "user.inbox.handler"
+    public static let handlerOverride = "user.inbox.handler-override"
 }
 
 /// Per-handler FIFO queues served in global arrival order.

@@ -1,0 +1,119 @@
+import Glibc
+import InboxCore
+import InboxSystem
+
+/// `inboxctl open --with ID FILE...`: the "Open In" menu's choice. Each file is sent as `send` does, carrying the
+/// chosen handler in `user.inbox.handler`; the agent honours it only for a handler that claims the file's type.
+enum OpenCommand {
+    static let usage = "inboxctl open --with ID [--force] [--inbox DIR] [--source-app ID] [--annotation JSON] FILE..."
+
+    static let help = """
+        OVERVIEW: Send files to a handler of your choice.
+
+        Each FILE is sent through the drop Inbox as 'inboxctl send' does, with the handler ID in
+        the user.inbox.handler attribute. ID must be one of the file's candidates, as 'inboxctl
+        handlers FILE' lists them (any of them, not only the first): otherwise the file is not sent,
+        the candidates are listed, and the exit status is 1. The agent checks the choice again
+        against the type it decides: a handler that cannot open it gets nothing and the file goes
+        to failed/ ('refused'). --force sends it anyway (user.inbox.handler-override), and the agent
+        delivers it to ID whatever its type if the sender is root or the agent's own user. A
+        file's type is never changed by a choice of handler.
+
+        USAGE: \(usage)
+
+        ARGUMENTS:
+          <FILE>                  A file to open
+
+        OPTIONS:
+          --with ID               The handler to open it with (required)
+          --force                 Send it even if ID does not claim the file's type
+          --inbox DIR             The drop Inbox (default: the agent's first Inbox)
+          --source-app ID         The sending application's identifier
+          --annotation JSON       JSON handed to the handler (at most 65536 bytes)
+        \(AgentOptions.help)
+          -h, --help              Show help information
+
+        """
+
+    static let options = CommandOptions([.value("--with"), .flag("--force"), .value("--inbox"), .value("--source-app"),
+                                         .value("--annotation")], agentOptions: true, positionals: .any)
+
+    static func check(_ parsed: ParsedOptions) throws(OptionScanner.UsageError) {
+        guard let handler = parsed.value("--with") else { throw OptionScanner.UsageError(message: "missing '--with ID'") }
+        if !HandlerIdentifier.isValid(handler) {
+            throw OptionScanner.UsageError(message: "invalid handler identifier '\(handler)'")
+        }
+        if parsed.positionals.isEmpty { throw OptionScanner.UsageError(message: "missing FILE") }
+        if parsed.positionals.contains("-") {
+            throw OptionScanner.UsageError(message: "open takes files; send stdin with 'inboxctl send --type UTI -'")
+        }
+        try SendCommand.checkMetadata(parsed)
+    }
+
+    static func run(_ arguments: [String]) -> CInt {
+        let parsed: ParsedOptions
+        switch options.parse(arguments, check: check) {
+        case .help:
+            Inboxctl.write(help, to: 1)
+            return 0
+        case .usageError(let error):
+            return Inboxctl.usageError(error.message, usage: usage, helpCommand: "inboxctl help open")
+        case .parsed(let result):
+            parsed = result
+        }
+        guard let settings = parsed.agent.settings(), let inspection = Inspection(settings) else { return 1 }
+        let handler = parsed.value("--with")!
+        let force = parsed.flag("--force")
+        guard inspection.loaded.registration(handler) != nil else {
+            var message = "inboxctl: no handler '\(handler)' is registered"
+            if let close = Spelling.closest(to: handler, among: inspection.loaded.registrations.map(\.identifier)) {
+                message += "; did you mean '\(close)'?"
+            }
+            Inboxctl.write(message + "\n", to: 2)
+            return 1
+        }
+        let request = SendCommand.Request(sourceApp: parsed.value("--source-app"), annotation: parsed.value("--annotation"),
+                                          handler: handler, overridesHandlerCheck: force)
+        return SendCommand.deliver(parsed.positionals, request: request, inbox: parsed.value("--inbox"), settings: settings) { file in
+            admit(file, handler: handler, force: force, inspection: inspection)
+        }
+    }
+
+    /// Whether `handler` can open the file as the agent will type it (sent without a content-type attribute); if not,
+    /// says so with the candidates, unless `force`, and the agent would take the override from this user.
+    static func admit(_ file: String, handler: String, force: Bool, inspection: Inspection) -> Bool {
+        let report: FileReport
+        switch inspection.inspect(file, readingAttribute: false) {
+        case .success(let inspected): report = inspected
+        case .failure(let error):
+            Inboxctl.write("inboxctl: \(file): \(error)\n", to: 2)
+            return false
+        }
+        let type = report.resolved.identifier
+        let loaded = inspection.loaded
+        if HandlerRequest.claims(handler, type: type, index: loaded.index, database: loaded.database) { return true }
+        if force {
+            guard let refusal = overrideRefusal(inspection.settings) else { return true }
+            Inboxctl.write("inboxctl: \(handler) cannot open \(file) (\(type)), and \(refusal)\n", to: 2)
+            return false
+        }
+        let selection = inspection.select(type)
+        var text = "inboxctl: \(handler) cannot open \(file) (\(type))"
+        if selection.candidates.isEmpty {
+            text += "; no handler can (it would wait in unhandled/). Use --force to send it to \(handler) anyway.\n"
+        } else {
+            text += "; the handlers that can, best first:\n" + HandlersCommand.candidatesText(selection, inspection)
+                + "Choose one of them, or use --force to send it to \(handler) anyway.\n"
+        }
+        Inboxctl.write(text, to: 2)
+        return false
+    }
+
+    /// Why the running agent would refuse an override from this user: only root or the agent's own user may give one.
+    static func overrideRefusal(_ settings: AgentSettings) -> String? {
+        let me = geteuid()
+        var st = stat()
+        guard me != 0, stat(settings.runtimeDirectory + "/status.json", &st) == 0, st.st_uid != me else { return nil }
+        return "the agent (uid \(st.st_uid)) takes --force only from root or its own user, not from uid \(me)"
+    }
+}

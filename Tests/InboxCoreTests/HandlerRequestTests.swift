@@ -1,0 +1,55 @@
+import Testing
+@testable import InboxCore
+
+@Suite("A sender's choice of handler")
+struct HandlerRequestTests {
+    static let index = SelectionIndex([
+        HandlerSelectorTests.handler("image-viewer", [(["public.image"], .alternate)]),
+        HandlerSelectorTests.handler("png-owner", [(["public.png"], .owner)]),
+        HandlerSelectorTests.handler("declares-only", [(["public.png"], .none)]),
+        HandlerSelectorTests.handler("text-editor", [(["public.plain-text"], .default)]),
+    ])
+
+    struct Case: Sendable, CustomTestStringConvertible {
+        let name: String
+        let handler: String
+        var type = "public.png"
+        var override = false
+        var trusted = false
+        let decision: HandlerRequest.Decision
+        var testDescription: String { name }
+    }
+
+    static let cases: [Case] = [
+        Case(name: "any candidate, not only the best", handler: "image-viewer",
+             decision: .deliver(handler: "image-viewer", overridden: false)),
+        Case(name: "the best one", handler: "png-owner", decision: .deliver(handler: "png-owner", overridden: false)),
+        Case(name: "a handler for another type", handler: "text-editor", decision: .refused("text-editor cannot open public.png")),
+        Case(name: "Rank=None does not open", handler: "declares-only",
+             decision: .refused("declares-only cannot open public.png")),
+        Case(name: "a more general claim does not open a more specific request", handler: "png-owner", type: "public.image",
+             decision: .refused("png-owner cannot open public.image")),
+        Case(name: "override by an untrusted sender", handler: "text-editor", override: true,
+             decision: .refused("text-editor cannot open public.png, and only root or the agent's own user may override that")),
+        Case(name: "override by a trusted sender", handler: "text-editor", override: true, trusted: true,
+             decision: .deliver(handler: "text-editor", overridden: true)),
+        Case(name: "override not needed", handler: "png-owner", override: true,
+             decision: .deliver(handler: "png-owner", overridden: false)),
+        Case(name: "not registered", handler: "com.example.missing", override: true, trusted: true, decision: .notRegistered),
+    ]
+
+    @Test(arguments: cases)
+    func decide(_ test: Case) {
+        #expect(HandlerRequest.decide(handler: test.handler, override: test.override, trusted: test.trusted, type: test.type,
+                                      index: Self.index, database: .builtin) == test.decision)
+    }
+
+    @Test func sidecarCarriesTheChoice() {
+        let metadata = SenderMetadata(handler: "com.example.viewer", overridesHandlerCheck: true)
+        #expect(String(decoding: Sidecar.document(metadata), as: UTF8.self)
+                == #"{"handler":"com.example.viewer","handler-override":"yes"}"# + "\n")
+        #expect(Sidecar.parse(Sidecar.document(metadata)) == (metadata, []))
+        #expect(Sidecar.parse(Array(#"{"handler":"a b","handler-override":true}"#.utf8)).problems
+                == ["'handler' is not a valid handler identifier", "'handler-override' is not \"yes\""])
+    }
+}
