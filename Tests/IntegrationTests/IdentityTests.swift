@@ -57,4 +57,21 @@ struct IdentityTests {
         #expect(world.recordings().isEmpty)
         #expect(world.contents(of: world.containerInbox(handler)).isEmpty)
     }
+
+    /// Group= alone does not make a handler root's: it keeps an identity of its own, in that group.
+    @Test(.enabled(if: isRoot, needsRoot)) func groupWithoutUserKeepsAnIdentityOfItsOwn() throws {
+        let group = try #require(getgrnam("nogroup"), "this machine has no group 'nogroup'")
+        let gid = group.pointee.gr_gid
+        let world = try AgentHarness()
+        let handler = "test.in-group.\(world.tag)"
+        let script = try world.script("group-handler", #"echo "uid=$(id -u) gid=$(id -g) groups=$(id -G)""#)
+        try world.register(handler, exec: script.path, contentTypes: "public.plain-text", extraHandler: "Group=nogroup")
+        try world.start()
+        try world.drop("grouped.txt", contents: Array("text".utf8))
+        try world.waitForEvents("finished")
+        let output = try #require(try Journal.wait(for: ["SYSLOG_IDENTIFIER=\(handler)"]).first?[field: "MESSAGE"])
+        let uid = try #require(output.split(separator: " ").first.flatMap { UInt32($0.dropFirst("uid=".count)) })
+        #expect(uid >= 0x7000_0000 && uid < 0x7001_0000, "\(output)")
+        #expect(output.hasSuffix(" gid=\(gid) groups=\(gid)"), "\(output)")
+    }
 }

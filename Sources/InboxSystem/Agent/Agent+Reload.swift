@@ -34,24 +34,11 @@ extension Agent {
                 "CONFIG_FILE": location.file, "CONFIG_LINE": location.line > 0 ? String(location.line) : nil,
                 "CONFIG_POSITION": location.position.flatMap { $0.isEmpty ? nil : $0 }])
         }
-        var identities: [String: Result<Identity, Identity.LookupError>] = [:]
-        for registration in loaded.registrations where registration.user != nil || registration.group != nil {
-            do throws(Identity.LookupError) {
-                let identity = try Identity.resolve(user: registration.user ?? currentUserName(), group: registration.group)
-                identities[registration.identifier] = .success(identity)
-            } catch {
-                identities[registration.identifier] = .failure(error)
-                logger.log(.error, "\(registration.path): \(error); deliveries to \(registration.identifier) will fail",
-                           event: .registrationError, fields: ["CONFIG_FILE": registration.path])
-            }
-        }
-        if isRoot {
-            // A handler without User= never runs as root: it gets an identity of its own.
-            let unnamed = loaded.registrations.filter { $0.user == nil && $0.group == nil }.map(\.identifier)
-            let dynamic = DynamicIdentity.allocate(unnamed, containers: containersRoot) { [containersRoot] handler in
-                containersRoot.child(handler) + "/Documents"
-            }
-            for (handler, identity) in dynamic { identities[handler] = .success(identity) }
+        let identities = HandlerIdentities.resolve(loaded.registrations, isRoot: isRoot, containersPath: containersRoot.path)
+        for case let (handler, .failure(error)) in identities {
+            let path = loaded.registration(handler)?.path
+            logger.log(.error, "\(path ?? handler): \(error); deliveries to \(handler) will fail",
+                       event: .registrationError, fields: ["CONFIG_FILE": path])
         }
         self.identities = identities
         registrations = loaded
@@ -95,10 +82,5 @@ extension Agent {
             self.reloadTimer = nil
             self.reload(reason: "handlers.d changed")
         }
-    }
-
-    func currentUserName() -> String {
-        guard let entry = getpwuid(geteuid()) else { return String(geteuid()) }
-        return String(cString: entry.pointee.pw_name)
     }
 }

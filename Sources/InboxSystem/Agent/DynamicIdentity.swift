@@ -17,11 +17,11 @@ enum DynamicIdentity {
 
     /// Allocates for `handlers` (sorted by identifier for a stable result), keeping what existing
     /// containers record and avoiding every uid already taken.
-    static func allocate(_ handlers: [String], containers: Directory, documentsPath: (String) -> String) -> [String: Identity] {
+    static func allocate(_ handlers: [String], containers: Directory?, documentsPath: (String) -> String) -> [String: Identity] {
         var taken: Set<UInt32> = []
         var result: [String: Identity] = [:]
         // Containers that exist keep their owner.
-        if let names = try? containers.entries() {
+        if let names = try? containers?.entries() {
             for name in names.compactMap({ String(validating: $0, as: UTF8.self) }) {
                 var st = stat()
                 if stat(documentsPath(name), &st) == 0, contains(st.st_uid) { taken.insert(st.st_uid) }
