@@ -29,6 +29,8 @@ enum Inboxctl {
                    run: SendCommand.run),
         Subcommand(name: "open", summary: "Send files to a handler of your choice", help: OpenCommand.help,
                    run: OpenCommand.run),
+        Subcommand(name: "preview", summary: "Show files with a viewer, read-only", help: PreviewCommand.help,
+                   run: PreviewCommand.run),
         Subcommand(name: "retry", summary: "Send a failed or unhandled file to its handler again", help: RetryCommand.help,
                    run: RetryCommand.run),
         Subcommand(name: "discard", summary: "Remove a failed or unhandled file", help: DiscardCommand.help,

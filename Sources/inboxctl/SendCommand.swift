@@ -1,11 +1,6 @@
 import Glibc
 import InboxCore
 import InboxSystem
-import Synchronization
-
-/// The signal that interrupted a send, 0 if none: set by the handler (a lock-free atomic store is
-/// async-signal-safe, signal-safety(7)).
-private let interruption = Atomic<CInt>(0)
 
 /// `inboxctl send`: atomic delivery into a drop Inbox, with the sender's metadata in extended attributes
 /// (DESIGN.md "Metadata that rides with a file").
@@ -103,10 +98,10 @@ enum SendCommand {
             Inboxctl.write("inboxctl: cannot open the Inbox: \(error)\n", to: 2)
             return 1
         }
-        catchInterruptions()
+        Interruption.catchSignals()
         var status: CInt = 0
         for file in files {
-            if interruption.load(ordering: .relaxed) != 0 { break }
+            if Interruption.signal != 0 { break }
             guard admit(file) else {
                 status = 1
                 continue
@@ -119,25 +114,8 @@ enum SendCommand {
                 status = 1
             }
         }
-        let signal = interruption.load(ordering: .relaxed)
+        let signal = Interruption.signal
         return signal != 0 ? 128 + signal : status
-    }
-
-    /// SIGINT, SIGTERM and SIGHUP interrupt a blocking read or write (no SA_RESTART), so a send stopped in the
-    /// middle of a copy still removes its hidden file instead of dying with it in place.
-    static func catchInterruptions() {
-        var action = sigaction()
-        action.__sigaction_handler.sa_handler = { signal in interruption.store(signal, ordering: .relaxed) }
-        sigemptyset(&action.sa_mask)
-        action.sa_flags = 0
-        var unblock = sigset_t()
-        sigemptyset(&unblock)
-        for signal in [SIGINT, SIGTERM, SIGHUP] {
-            _ = sigaction(signal, &action, nil)
-            sigaddset(&unblock, signal)
-        }
-        // A parent may have started us with them blocked (the mask is inherited across exec).
-        _ = sigprocmask(SIG_UNBLOCK, &unblock, nil)
     }
 
     /// What is wrong with the command line before anything is created.
@@ -234,7 +212,7 @@ enum SendCommand {
         case .failure(let failure): return fail(failure.message)
         }
         if fsync(fd) != 0 { return fail("fsync: \(Errno.current)") }
-        if interruption.load(ordering: .relaxed) != 0 { return fail("interrupted") }
+        if Interruption.signal != 0 { return fail("interrupted") }
         switch inbox.publish(Array(temporary.utf8), preferred: name, sidecar: sidecar) {
         case .success(let placed):
             output.close()
@@ -270,7 +248,7 @@ enum SendCommand {
         withUnsafeTemporaryAllocation(byteCount: 1 << 16, alignment: 8) { buffer in
             while true {
                 let count = read(source, buffer.baseAddress, buffer.count)
-                if interruption.load(ordering: .relaxed) != 0 { return "interrupted" }
+                if Interruption.signal != 0 { return "interrupted" }
                 if count < 0 {
                     if errno == EINTR { continue }
                     return "read: \(Errno.current)"
@@ -280,7 +258,7 @@ enum SendCommand {
                 while written < count {
                     let n = write(target, buffer.baseAddress! + written, count - written)
                     if n < 0 {
-                        if errno == EINTR && interruption.load(ordering: .relaxed) == 0 { continue }
+                        if errno == EINTR && Interruption.signal == 0 { continue }
                         return "write: \(Errno.current)"
                     }
                     written += n

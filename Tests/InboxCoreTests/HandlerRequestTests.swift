@@ -53,3 +53,31 @@ struct HandlerRequestTests {
                 == ["'handler' is not a valid handler identifier", "'handler-override' is not \"yes\""])
     }
 }
+
+@Suite("Selection by role")
+struct RoleSelectionTests {
+    static func handler(_ id: String, _ types: [([String], HandlerRank, HandlerRole)]) -> HandlerRegistration {
+        var registration = HandlerSelectorTests.handler(id, types.map { ($0.0, $0.1) })
+        for (index, type) in types.enumerated() { registration.documentTypes[index].role = type.2 }
+        return registration
+    }
+
+    @Test func onlyDocumentTypesOfTheRoleCount() {
+        let index = SelectionIndex([
+            Self.handler("editor", [(["public.png"], .owner, .editor)]),
+            Self.handler("both", [(["public.png"], .owner, .editor), (["public.image"], .alternate, .viewer)]),
+            Self.handler("viewer", [(["public.image"], .default, .viewer)]),
+            Self.handler("shell", [(["public.data"], .owner, .shell)]),
+        ])
+        let preferences = HandlerPreferences(byType: [:])
+        let any = HandlerSelector.select(type: "public.png", index: index, database: .builtin, preferences: preferences)
+        #expect(any.candidates.map(\.handler) == ["both", "editor", "shell", "viewer"])
+        let viewers = HandlerSelector.select(type: "public.png", index: index, database: .builtin, preferences: preferences,
+                                             role: .viewer)
+        // "both" counts through its Viewer document type only, an Alternate one: "viewer" (Default) comes first.
+        #expect(viewers.candidates.map(\.handler) == ["viewer", "both"])
+        #expect(viewers.candidates.map(\.documentType.role) == [.viewer, .viewer])
+        #expect(HandlerSelector.select(type: "public.plain-text", index: index, database: .builtin, preferences: preferences,
+                                       role: .viewer).candidates.isEmpty)
+    }
+}

@@ -27,6 +27,23 @@ public struct DeliveryMetadata: Sendable, Hashable {
     public var documents: String
     /// The handler's identifier.
     public var handler: String
+    /// Set when a viewer is run by `inboxctl preview`: the file is shown, not delivered.
+    public var preview: Preview?
+
+    /// What a viewer is told about a preview (`QLPreviewController` items and their titles).
+    public struct Preview: Sendable, Hashable {
+        /// The title to show: `--title`, else the file's name.
+        public var title: String
+        /// 1-based position among the files previewed together, and how many there are.
+        public var index: Int
+        public var count: Int
+
+        public init(title: String, index: Int, count: Int) {
+            self.title = title
+            self.index = index
+            self.count = count
+        }
+    }
 
     /// Creates delivery metadata.
     public init(deliveryID: String, path: String, name: String, contentType: String, contentTypes: [String],
@@ -67,6 +84,10 @@ public struct DeliveryMetadata: Sendable, Hashable {
             "INBOX_DOCUMENTS=" + documents,
             "INBOX_HANDLER=" + handler,
         ]
+        if let preview {
+            environment += ["INBOX_PREVIEW=1", "INBOX_TITLE=" + preview.title, "INBOX_PREVIEW_INDEX=\(preview.index)",
+                            "INBOX_PREVIEW_COUNT=\(preview.count)"]
+        }
         return environment
     }
 
@@ -88,6 +109,9 @@ public struct DeliveryMetadata: Sendable, Hashable {
         text += ",\"attempt\":\(attempt)"
         text += ",\"documents\":" + JSON.quote(documents)
         text += ",\"handler\":" + JSON.quote(handler)
+        if let preview {
+            text += ",\"preview\":{\"title\":" + JSON.quote(preview.title) + ",\"index\":\(preview.index),\"count\":\(preview.count)}"
+        }
         text += "}\n"
         document += text.utf8
         return document

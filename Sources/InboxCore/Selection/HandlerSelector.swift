@@ -17,9 +17,10 @@ public enum HandlerSelector {
     }
 
     /// The same, through an index built once per registration load: the cost is the type's conformance chain and
-    /// the claims on it, not the number of registrations.
+    /// the claims on it, not the number of registrations. With `role`, only document types of that role count
+    /// (`inboxctl preview` asks for viewers).
     public static func select(type: String, index: SelectionIndex, database: TypeDatabase,
-                              preferences: HandlerPreferences, ranking: Ranking = .all) -> Selection {
+                              preferences: HandlerPreferences, ranking: Ranking = .all, role: HandlerRole? = nil) -> Selection {
         let ancestors = database.ancestorsByDistance(of: type)
         let preferredHandler = ancestors.lazy.compactMap { preferences.byType[$0.identifier] }.first
         let preferred = preferredHandler.flatMap { index.registration($0) }
@@ -33,6 +34,7 @@ public enum HandlerSelector {
         var bestByRegistration: [Int32: Best] = [:]
         for (contentType, distance) in ancestors {
             for claim in index.claims(on: contentType) {
+                if let role, index.documentTypes[Int(claim.registration)][Int(claim.documentType)].role != role { continue }
                 if let current = bestByRegistration[claim.registration],
                    current.claim.rank > claim.rank || (current.claim.rank == claim.rank && current.distance <= distance) {
                     continue

@@ -96,17 +96,7 @@ extension Agent {
             request.supplementaryGroups = identity?.groups
             request.workingDirectory = container.documents
             request.landlockRuleset = ruleset?.descriptor
-            request.resourceLimits = registration.limits.map { limit in
-                let resource: ResourceLimit.Resource = switch limit.key {
-                case .openFiles: .openFiles
-                case .addressSpace: .addressSpace
-                case .processes: .processes
-                case .cpuSeconds: .cpuSeconds
-                case .fileSize: .fileSize
-                case .coreSize: .coreSize
-                }
-                return ResourceLimit(resource, soft: limit.soft, hard: limit.hard)
-            }
+            request.resourceLimits = registration.limits.map(ResourceLimit.init)
             process = try spawn(request)
         } catch {
             conclude(delivery, outcome: .spawnFailed("\(error)"), started: started)

@@ -41,7 +41,7 @@ public final class Directory {
         return Directory(adopting: FileDescriptor(rawValue: fd), path: child(name))
     }
 
-    private init(adopting descriptor: FileDescriptor, path: String) {
+    fileprivate init(adopting descriptor: FileDescriptor, path: String) {
         self.descriptor = descriptor
         self.path = path
     }
@@ -124,3 +124,20 @@ func withCName<R>(_ name: [UInt8], _ body: (UnsafePointer<CChar>) -> R) -> R {
 
 /// A name as text for logs: invalid UTF-8 is replaced, never passed through.
 public func displayName(_ name: [UInt8]) -> String { String(decoding: name, as: UTF8.self) }
+
+extension Directory {
+    /// Removes an entry and, for a directory, everything beneath it, through descriptors and never following a link
+    /// (like `rm -rf`, for a tree someone else may have filled). Stops descending at `depth` levels.
+    public func removeTree(_ name: [UInt8], depth: Int = 64) {
+        if (try? status(of: name)).flatMap({ $0 }).map({ ($0.st_mode & S_IFMT) == S_IFDIR }) == true, depth > 0 {
+            let fd = withCName(name) { sys_openat(descriptor.rawValue, $0, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC) }
+            if fd >= 0 {
+                let inner = Directory(adopting: FileDescriptor(rawValue: fd), path: child(displayName(name)))
+                for entry in (try? inner.entries()) ?? [] { inner.removeTree(entry, depth: depth - 1) }
+            }
+            _ = withCName(name) { sys_unlinkat(descriptor.rawValue, $0, AT_REMOVEDIR) }
+        } else {
+            remove(name)
+        }
+    }
+}

@@ -1,4 +1,5 @@
 import CShims
+import InboxCore
 
 /// One resource limit for a handler, set with prlimit64 in the child before it drops privileges:
 /// what systemd's `LimitNOFILE=`, `LimitAS=`, ... keys describe. nil means unlimited (RLIM_INFINITY).
@@ -51,5 +52,20 @@ extension ResourceLimit.Resource {
         case .coreSize: INBOX_RLIMIT_CORE
         }
         return CInt(resource.rawValue)
+    }
+}
+
+extension ResourceLimit {
+    /// A registration's `Limit*=` key as the limit the child sets.
+    public init(_ limit: HandlerLimit) {
+        let resource: Resource = switch limit.key {
+        case .openFiles: .openFiles
+        case .addressSpace: .addressSpace
+        case .processes: .processes
+        case .cpuSeconds: .cpuSeconds
+        case .fileSize: .fileSize
+        case .coreSize: .coreSize
+        }
+        self.init(resource, soft: limit.soft, hard: limit.hard)
     }
 }

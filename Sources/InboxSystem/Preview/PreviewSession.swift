@@ -1,0 +1,228 @@
+import Glibc
+import InboxCore
+
+/// One run of a viewer on one file for `inboxctl preview` (Quick Look's job): read-only, nothing consumed.
+///
+/// The viewer runs as the caller, on the file where it lies; as root, as the identity the agent would give the
+/// handler (its `User=`, or its own uid), on a read-only copy only that identity's group can read. Either way
+/// Landlock leaves it reading and executing everywhere and writing only in a scratch directory of its own
+/// (TMPDIR, INBOX_DOCUMENTS), which is removed afterwards: it cannot delete, rename, write or truncate the file.
+/// What Landlock does not cover (mode, owner, attributes) is checked after it exits, as the agent does.
+public struct PreviewSession {
+    public struct Item: Sendable {
+        public var path: String
+        public var contentType: String
+        public var contentTypes: [String]
+        public var preview: DeliveryMetadata.Preview
+
+        public init(path: String, contentType: String, contentTypes: [String], preview: DeliveryMetadata.Preview) {
+            self.path = path
+            self.contentType = contentType
+            self.contentTypes = contentTypes
+            self.preview = preview
+        }
+    }
+
+    public enum Outcome: Sendable, Equatable {
+        case exited(ExitStatus)
+        /// Stopped at the registration's TimeoutSec= (or the default).
+        case timedOut(Duration)
+        /// Stopped because inboxctl was interrupted.
+        case interrupted
+    }
+
+    public struct Result: Sendable {
+        public var outcome: Outcome
+        /// How the viewer changed the file it was shown, if it did (with Landlock, only mode, owner or attributes can).
+        public var change: String?
+    }
+
+    public let registration: HandlerRegistration
+    /// Who the viewer runs as; nil is the caller. As root, what `HandlerIdentities` gives the agent for the handler.
+    public let identity: Identity?
+    public let settings: AgentSettings
+    public let landlockABI: Int
+
+    public init(registration: HandlerRegistration, identity: Identity?, settings: AgentSettings,
+                landlockABI: Int = LandlockRuleset.abi()) {
+        self.registration = registration
+        self.identity = identity
+        self.settings = settings
+        self.landlockABI = landlockABI
+    }
+
+    /// Runs the viewer on `item` with `output` as its stdout and stderr, waiting for it to end; `interrupted` is polled
+    /// while it runs. Errors are what kept it from starting.
+    public func run(_ item: Item, output: FileDescriptor, interrupted: () -> Bool) throws(SystemError) -> Result {
+        let source = try openSource(item.path)
+        defer { source.descriptor.close() }
+        let scratch = try Scratch(identity: identity)
+        defer { scratch.remove() }
+
+        var shownPath = item.path
+        var shownCopy: FileDescriptor?
+        if let identity, identity.uid != getuid() {
+            // Another identity: a copy the viewer's group may read and nobody but root may change or remove.
+            let view = try scratch.root.subdirectory("view", mode: 0o750)
+            _ = fchown(view.descriptor.rawValue, 0, identity.gid)
+            let name = FileNames.sanitized(Array((item.path.split(separator: "/").last.map(String.init) ?? "file").utf8))
+            switch scratch.root.copyIn(source, to: view, preferred: name.isEmpty ? "file" : name) {
+            case .success(let (placed, copy)):
+                _ = fchown(copy.rawValue, 0, identity.gid)
+                _ = fchmod(copy.rawValue, 0o440)
+                shownPath = view.child(placed)
+                shownCopy = copy
+            case .failure(let error):
+                throw error
+            }
+        }
+        defer { shownCopy?.close() }
+        let before = FileIdentity(shownCopy ?? source.descriptor)
+
+        let name = String(item.path.split(separator: "/").last ?? Substring(item.path))
+        var metadata = DeliveryMetadata(
+            deliveryID: Self.randomID(), path: shownPath, name: name, contentType: item.contentType,
+            contentTypes: item.contentTypes, sourceUID: getuid(), attempt: 1, documents: scratch.tmp,
+            handler: registration.identifier)
+        metadata.preview = item.preview
+        let arguments = registration.exec.expand(ExecFields(path: shownPath, contentType: item.contentType, sourceApp: nil))
+        var environment = ["PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin", "TMPDIR=\(scratch.tmp)"]
+        environment += Self.passedEnvironment(switchingUser: identity != nil)
+        if let identity { environment += ["HOME=\(identity.home)", "USER=\(identity.name)"] }
+        environment += registration.environment.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }
+        environment += metadata.environment()
+
+        var ruleset: LandlockRuleset?
+        if landlockABI > 0 {
+            let sandbox = try LandlockRuleset(abi: landlockABI)
+            try sandbox.allow(.readExecute, beneath: "/")
+            try sandbox.allow([.readFile, .writeFile], beneath: "/dev/null")
+            try sandbox.allow(LandlockAccess.all(abi: landlockABI), beneath: scratch.tmp)
+            ruleset = sandbox
+        } else if settings.landlock == .require || registration.requiresLandlock {
+            throw SystemError("landlock (required by \(registration.requiresLandlock ? "RequireLandlock=yes" : "Landlock=require"))",
+                              errno: .notSupported)
+        }
+
+        let stdin = try makeMemoryFile(name: "inboxctl-preview", contents: metadata.stdinDocument())
+        defer { stdin.close() }
+        var request = SpawnRequest(executablePath: arguments[0], arguments: arguments, environment: environment,
+                                   standardInput: stdin, standardOutput: output, standardError: output)
+        request.uid = identity?.uid
+        request.gid = identity?.gid
+        request.supplementaryGroups = identity?.groups
+        request.workingDirectory = scratch.tmp
+        request.landlockRuleset = ruleset?.descriptor
+        request.parentDeathSignal = SIGKILL
+        request.resourceLimits = registration.limits.map(ResourceLimit.init)
+        let process: SpawnedProcess
+        do { process = try spawn(request) } catch {
+            throw SystemError("start \(registration.identifier) (\(error))", errno: error.errno)
+        }
+        defer { process.pidfd.close() }
+
+        let outcome = wait(for: process, interrupted: interrupted)
+        var change: String?
+        var st = stat()
+        let checked = shownCopy.map { fstat($0.rawValue, &st) } ?? lstat(item.path, &st)
+        if checked != 0 {
+            change = "it is gone"
+        } else if let before, FileIdentity(st) != before {
+            change = before.differences(from: FileIdentity(st))
+        }
+        return Result(outcome: outcome, change: change)
+    }
+
+    /// The viewer's time bound: TimeoutSec=, else the agent's default; nil when there is none.
+    var timeout: Duration? {
+        registration.timeoutDisabled ? nil : registration.timeout ?? settings.defaultTimeout
+    }
+
+    /// Waits for the viewer, stopping its process group at the time bound or an interruption: SIGTERM, then SIGKILL
+    /// two seconds later. Whatever is left in its group once it has ended is killed too.
+    private func wait(for process: SpawnedProcess, interrupted: () -> Bool) -> Outcome {
+        let started = ContinuousClock.now
+        var stopping: (reason: Outcome, since: ContinuousClock.Instant)?
+        while true {
+            var poller = pollfd(fd: process.pidfd.rawValue, events: CShort(POLLIN), revents: 0)
+            _ = poll(&poller, 1, 100)
+            if let status = reap(process) {
+                _ = kill(-process.pid, SIGKILL)
+                return stopping?.reason ?? .exited(status)
+            }
+            let now = ContinuousClock.now
+            if let current = stopping {
+                if now - current.since > .seconds(2) { _ = kill(-process.pid, SIGKILL) }
+                continue
+            }
+            if interrupted() {
+                stopping = (.interrupted, now)
+            } else if let timeout, now - started > timeout {
+                stopping = (.timedOut(timeout), now)
+            }
+            if stopping != nil { _ = kill(-process.pid, SIGTERM) }
+        }
+    }
+
+    /// Opens the file as `inboxctl info` does: never through a final symlink, never blocking, a regular file.
+    private func openSource(_ path: String) throws(SystemError) -> OpenedFile {
+        let fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC | O_NOCTTY)
+        if fd < 0 { throw SystemError("open", path: path, errno: .current) }
+        var st = stat()
+        guard fstat(fd, &st) == 0, (st.st_mode & S_IFMT) == S_IFREG else {
+            _ = close(fd)
+            throw SystemError("open (not a regular file)", path: path, errno: .invalidArgument)
+        }
+        return OpenedFile(descriptor: FileDescriptor(rawValue: fd), status: st)
+    }
+
+    /// What a viewer shown to the caller needs from the caller's environment: the terminal and display, and, when it
+    /// runs as the caller, who and where that is.
+    static func passedEnvironment(switchingUser: Bool) -> [String] {
+        let always = ["TERM", "COLORTERM", "LANG", "LC_ALL", "LC_CTYPE"]
+        let ownUser = ["HOME", "USER", "LOGNAME", "DISPLAY", "WAYLAND_DISPLAY", "XDG_RUNTIME_DIR", "XAUTHORITY"]
+        var passed: [String] = []
+        for key in always + (switchingUser ? [] : ownUser) {
+            if let value = getenv(key) { passed.append(key + "=" + String(cString: value)) }
+        }
+        if getenv("LANG") == nil { passed.append("LANG=C.UTF-8") }
+        return passed
+    }
+
+    static func randomID() -> String {
+        var generator = SystemRandomNumberGenerator()
+        let hex = Array("0123456789abcdef")
+        return String((0..<32).map { _ in hex[Int(generator.next() & 0xF)] })
+    }
+}
+
+/// The viewer's private directory: `inboxctl-preview-XXXXXX` in the caller's TMPDIR (or /tmp), with `tmp/`, the only
+/// place the viewer may write, owned by the viewer's identity. Removed, whatever the viewer left in it, afterwards.
+private struct Scratch {
+    let root: Directory
+    let tmp: String
+
+    init(identity: Identity?) throws(SystemError) {
+        let base = getenv("TMPDIR").map { String(cString: $0) }.flatMap { $0.hasPrefix("/") ? $0 : nil } ?? "/tmp"
+        var template = Array((base + "/inboxctl-preview-XXXXXX").utf8CString)
+        guard template.withUnsafeMutableBufferPointer({ mkdtemp($0.baseAddress!) }) != nil else {
+            throw SystemError("mkdtemp", path: base, errno: .current)
+        }
+        let path = String(decoding: template.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        root = try Directory(path: path)
+        let tmpDirectory = try root.subdirectory("tmp", mode: 0o700)
+        tmp = tmpDirectory.path
+        if let identity {
+            _ = fchown(root.descriptor.rawValue, 0, identity.gid)
+            _ = fchmod(root.descriptor.rawValue, 0o750)
+            _ = fchown(tmpDirectory.descriptor.rawValue, identity.uid, identity.gid)
+        }
+    }
+
+    func remove() {
+        let parent = root.path.split(separator: "/", omittingEmptySubsequences: false).dropLast().joined(separator: "/")
+        guard let directory = try? Directory(path: parent.isEmpty ? "/" : parent),
+              let name = root.path.split(separator: "/").last else { return }
+        directory.removeTree(Array(name.utf8))
+    }
+}

@@ -1,0 +1,157 @@
+import Glibc
+import InboxCore
+import InboxSystem
+
+/// `inboxctl preview FILE... [--title TITLE]...`: Quick Look's job. Each file is shown by a `Role=Viewer` handler,
+/// read-only: nothing is moved, consumed or delivered, and the agent is not involved.
+enum PreviewCommand {
+    static let usage = "inboxctl preview [--title TITLE]... [--with ID] FILE..."
+
+    static let help = """
+        OVERVIEW: Show files with a viewer, read-only.
+
+        Each FILE, in order, is opened by the best handler whose document type for it has
+        Role=Viewer (or by --with ID, which must be one), one at a time, each waited for. The
+        viewer is started as a delivery would be (Exec=, the environment and the stdin document)
+        plus INBOX_PREVIEW=1, INBOX_TITLE, INBOX_PREVIEW_INDEX and INBOX_PREVIEW_COUNT; its output
+        comes here. It runs as you, on the file where it lies (as root: as the identity the agent
+        gives that handler, on a read-only copy), and Landlock lets it write only in a scratch
+        directory that is removed afterwards (TMPDIR and INBOX_DOCUMENTS): it cannot change,
+        move or delete the file. TimeoutSec= bounds each run. The exit status is 1 if a file has
+        no viewer, a viewer fails or changes the file's mode or attributes; 128 + the signal when
+        interrupted (the viewer is stopped first).
+
+        USAGE: \(usage)
+
+        ARGUMENTS:
+          <FILE>                  A file to show
+
+        OPTIONS:
+          --title TITLE           The title of the next FILE in order (repeatable; default: its name)
+          --with ID               The viewer to use
+        \(AgentOptions.help)
+          -h, --help              Show help information
+
+        """
+
+    static let options = CommandOptions([.value("--title"), .value("--with")], agentOptions: true, positionals: .any)
+
+    static func check(_ parsed: ParsedOptions) throws(OptionScanner.UsageError) {
+        if parsed.positionals.isEmpty { throw OptionScanner.UsageError(message: "missing FILE") }
+        let titles = parsed.values("--title")
+        if titles.count > parsed.positionals.count {
+            throw OptionScanner.UsageError(message:
+                "\(titles.count) titles for \(parsed.positionals.count) file\(parsed.positionals.count == 1 ? "" : "s")")
+        }
+        if let long = titles.first(where: { $0.utf8.count > 1024 }) {
+            throw OptionScanner.UsageError(message: "title '\(long.prefix(20))...' is over 1024 bytes")
+        }
+    }
+
+    static func run(_ arguments: [String]) -> CInt {
+        let parsed: ParsedOptions
+        switch options.parse(arguments, check: check) {
+        case .help:
+            Inboxctl.write(help, to: 1)
+            return 0
+        case .usageError(let error):
+            return Inboxctl.usageError(error.message, usage: usage, helpCommand: "inboxctl help preview")
+        case .parsed(let result):
+            parsed = result
+        }
+        guard let settings = parsed.agent.settings(), let inspection = Inspection(settings) else { return 1 }
+        let files = parsed.positionals, titles = parsed.values("--title")
+        let identities = geteuid() == 0
+            ? HandlerIdentities.resolve(inspection.loaded.registrations, isRoot: true,
+                                        containersPath: settings.stateDirectory + "/containers")
+            : [:]
+        let landlockABI = LandlockRuleset.abi()
+        if landlockABI == 0 {
+            Inboxctl.write("inboxctl: this kernel has no Landlock: viewers are not confined; a change to the file "
+                           + "is still detected afterwards\n", to: 2)
+        }
+        Interruption.catchSignals()
+        var status: CInt = 0
+        for (index, file) in files.enumerated() {
+            if Interruption.signal != 0 { break }
+            let title = index < titles.count ? titles[index] : String(file.split(separator: "/").last ?? Substring(file))
+            let preview = DeliveryMetadata.Preview(title: title, index: index + 1, count: files.count)
+            if !show(file, preview: preview, with: parsed.value("--with"), inspection: inspection, identities: identities,
+                     landlockABI: landlockABI) {
+                status = 1
+            }
+        }
+        let signal = Interruption.signal
+        return signal != 0 ? 128 + signal : status
+    }
+
+    /// Shows one file; false (after saying why) if it could not be shown or its viewer failed.
+    static func show(_ file: String, preview: DeliveryMetadata.Preview, with chosen: String?, inspection: Inspection,
+                     identities: [String: Result<Identity, Identity.LookupError>], landlockABI: Int) -> Bool {
+        let report: FileReport
+        switch inspection.inspect(file) {
+        case .success(let inspected): report = inspected
+        case .failure(let error):
+            Inboxctl.write("inboxctl: \(file): \(error)\n", to: 2)
+            return false
+        }
+        let type = report.resolved.identifier
+        let viewers = HandlerSelector.select(type: type, index: inspection.loaded.index, database: inspection.loaded.database,
+                                             preferences: inspection.preferences, role: .viewer)
+        let handler: String
+        if let chosen {
+            guard viewers.candidates.contains(where: { $0.handler == chosen }) else {
+                var text = "inboxctl: \(chosen) is not a viewer of \(file) (\(type))"
+                text += viewers.candidates.isEmpty ? "; nothing is\n"
+                    : "; the viewers that are, best first:\n" + HandlersCommand.candidatesText(viewers, inspection)
+                Inboxctl.write(text, to: 2)
+                return false
+            }
+            handler = chosen
+        } else {
+            guard let best = viewers.chosen else {
+                Inboxctl.write("inboxctl: no viewer for \(file) (\(type)): no handler has Role=Viewer for it\n", to: 2)
+                return false
+            }
+            handler = best.handler
+        }
+        guard let registration = inspection.loaded.registration(handler) else { return false }
+        var identity: Identity?
+        switch identities[handler] {
+        case .success(let found)?: identity = found
+        case .failure(let error)?:
+            Inboxctl.write("inboxctl: \(registration.path): \(error)\n", to: 2)
+            return false
+        case nil: identity = nil
+        }
+        let absolute = file.hasPrefix("/") ? file : (ProcessEnvironment.currentDirectory() ?? ".") + "/" + file
+        let item = PreviewSession.Item(path: absolute, contentType: type,
+                                       contentTypes: inspection.loaded.database.conformanceChain(of: type), preview: preview)
+        let session = PreviewSession(registration: registration, identity: identity, settings: inspection.settings,
+                                     landlockABI: landlockABI)
+        let result: PreviewSession.Result
+        do throws(SystemError) {
+            result = try session.run(item, output: FileDescriptor(rawValue: 1), interrupted: { Interruption.signal != 0 })
+        } catch {
+            Inboxctl.write("inboxctl: cannot show \(file) with \(handler): \(error)\n", to: 2)
+            return false
+        }
+        var succeeded = true
+        switch result.outcome {
+        case .exited(.exited(0)): break
+        case .exited(let status):
+            Inboxctl.write("inboxctl: \(handler) \(status) showing \(file)\n", to: 2)
+            succeeded = false
+        case .timedOut(let limit):
+            Inboxctl.write("inboxctl: \(handler) was stopped after \(limit) showing \(file) (TimeoutSec=)\n", to: 2)
+            succeeded = false
+        case .interrupted:
+            succeeded = false
+        }
+        if let change = result.change {
+            Inboxctl.write("inboxctl: \(handler) changed \(file), which it may only read: \(change)\n", to: 2)
+            succeeded = false
+        }
+        return succeeded
+    }
+}
