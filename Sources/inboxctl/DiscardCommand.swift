@@ -19,8 +19,7 @@ enum DiscardCommand {
           <ID>                    A file name in failed/ or unhandled/, or a delivery id
 
         OPTIONS:
-          --state DIR             The agent's state directory
-          --config FILE           The agent's configuration (default /etc/inboxd/inboxd.conf when present)
+        \(AgentOptions.help)
           -h, --help              Show help information
 
         """

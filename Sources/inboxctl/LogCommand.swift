@@ -24,9 +24,7 @@ enum LogCommand {
           --delivery ID           Entries for one delivery (INBOX_DELIVERY_ID)
           -f, --follow            Keep printing new entries
           -n, --lines N           Show the last N entries
-          --inbox DIR             A drop Inbox (repeatable; as the agent's --inbox)
-          --state DIR             The agent's state directory
-          --config FILE           The agent's configuration (default /etc/inboxd/inboxd.conf when present)
+        \(AgentOptions.help)
           -h, --help              Show help information
 
         """

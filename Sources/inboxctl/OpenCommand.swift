@@ -30,7 +30,7 @@ enum OpenCommand {
           --inbox DIR             The drop Inbox (default: the agent's first Inbox)
           --source-app ID         The sending application's identifier
           --annotation JSON       JSON handed to the handler (at most 65536 bytes)
-        \(AgentOptions.help)
+        \(AgentOptions.help(omitting: ["--inbox"]))
           -h, --help              Show help information
 
         """

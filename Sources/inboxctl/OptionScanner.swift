@@ -57,14 +57,26 @@ struct AgentOptions {
 
     static let names: Set<String> = ["--config", "--handlers", "--state", "--runtime-dir", "--defaults", "--inbox"]
 
-    static let help = """
-          --config FILE           The agent's configuration (default /etc/inboxd/inboxd.conf when present)
-          --inbox DIR             A drop Inbox (repeatable; as the agent's --inbox)
-          --handlers DIR          Registrations from DIR (repeatable; replaces the search path)
-          --state DIR             The agent's state directory
-          --runtime-dir DIR       The agent's runtime directory (its status file)
-          --defaults FILE         Handler preferences (default /etc/inboxd/defaults.conf)
-        """
+    static let help = help(omitting: [])
+
+    /// The help lines of the agent's options, without those a command declares itself (`--inbox` where it names the
+    /// Inbox to send to).
+    static func help(omitting names: Set<String>) -> String {
+        let lines: [(option: String, meaning: String)] = [
+            ("--config FILE", "The agent's configuration (default /etc/inboxd/inboxd.conf when present)"),
+            ("--inbox DIR", "A drop Inbox (repeatable; as the agent's --inbox)"),
+            ("--handlers DIR", "Registrations from DIR (repeatable; replaces the search path)"),
+            ("--state DIR", "The agent's state directory"),
+            ("--runtime-dir DIR", "The agent's runtime directory (its status file)"),
+            ("--defaults FILE", "Handler preferences (default /etc/inboxd/defaults.conf)"),
+        ]
+        var text: [String] = []
+        for line in lines {
+            let name = String(line.option.prefix { $0 != " " })
+            if !names.contains(name) { text.append("  " + line.option.padding(to: 22) + "  " + line.meaning) }
+        }
+        return text.joined(separator: "\n")
+    }
 
     /// Takes one of the agent's options; false if `name` is not one.
     mutating func take(_ name: String, inline: String?, from scanner: inout OptionScanner) throws(OptionScanner.UsageError) -> Bool {

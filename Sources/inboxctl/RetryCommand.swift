@@ -25,8 +25,7 @@ enum RetryCommand {
         OPTIONS:
           --all                   Retry every file in failed/
           --inbox DIR             The drop Inbox (default: the agent's first Inbox)
-          --state DIR             The agent's state directory
-          --config FILE           The agent's configuration (default /etc/inboxd/inboxd.conf when present)
+        \(AgentOptions.help(omitting: ["--inbox"]))
           -h, --help              Show help information
 
         """

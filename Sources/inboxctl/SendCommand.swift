@@ -29,8 +29,7 @@ enum SendCommand {
           --annotation JSON       JSON handed to the handler (at most 65536 bytes)
           --type UTI              The content type (a UTI, a dyn.mime. identifier or a MIME type)
           --name NAME             The name in the Inbox (one FILE, or '-')
-          --config FILE           The agent's configuration (default /etc/inboxd/inboxd.conf when present)
-          --handlers DIR          Types declared by the registrations in DIR (repeatable)
+        \(AgentOptions.help(omitting: ["--inbox"]))
           -h, --help              Show help information
 
         """

@@ -284,7 +284,10 @@ struct InboxctlSendTests {
               --type UTI              The content type (a UTI, a dyn.mime. identifier or a MIME type)
               --name NAME             The name in the Inbox (one FILE, or '-')
               --config FILE           The agent's configuration (default /etc/inboxd/inboxd.conf when present)
-              --handlers DIR          Types declared by the registrations in DIR (repeatable)
+              --handlers DIR          Registrations from DIR (repeatable; replaces the search path)
+              --state DIR             The agent's state directory
+              --runtime-dir DIR       The agent's runtime directory (its status file)
+              --defaults FILE         Handler preferences (default /etc/inboxd/defaults.conf)
               -h, --help              Show help information
 
             """,
@@ -306,8 +309,11 @@ struct InboxctlSendTests {
             OPTIONS:
               --all                   Retry every file in failed/
               --inbox DIR             The drop Inbox (default: the agent's first Inbox)
-              --state DIR             The agent's state directory
               --config FILE           The agent's configuration (default /etc/inboxd/inboxd.conf when present)
+              --handlers DIR          Registrations from DIR (repeatable; replaces the search path)
+              --state DIR             The agent's state directory
+              --runtime-dir DIR       The agent's runtime directory (its status file)
+              --defaults FILE         Handler preferences (default /etc/inboxd/defaults.conf)
               -h, --help              Show help information
 
             """,
@@ -324,8 +330,12 @@ struct InboxctlSendTests {
               <ID>                    A file name in failed/ or unhandled/, or a delivery id
 
             OPTIONS:
-              --state DIR             The agent's state directory
               --config FILE           The agent's configuration (default /etc/inboxd/inboxd.conf when present)
+              --inbox DIR             A drop Inbox (repeatable; as the agent's --inbox)
+              --handlers DIR          Registrations from DIR (repeatable; replaces the search path)
+              --state DIR             The agent's state directory
+              --runtime-dir DIR       The agent's runtime directory (its status file)
+              --defaults FILE         Handler preferences (default /etc/inboxd/defaults.conf)
               -h, --help              Show help information
 
             """,
@@ -346,9 +356,12 @@ struct InboxctlSendTests {
               --delivery ID           Entries for one delivery (INBOX_DELIVERY_ID)
               -f, --follow            Keep printing new entries
               -n, --lines N           Show the last N entries
-              --inbox DIR             A drop Inbox (repeatable; as the agent's --inbox)
-              --state DIR             The agent's state directory
               --config FILE           The agent's configuration (default /etc/inboxd/inboxd.conf when present)
+              --inbox DIR             A drop Inbox (repeatable; as the agent's --inbox)
+              --handlers DIR          Registrations from DIR (repeatable; replaces the search path)
+              --state DIR             The agent's state directory
+              --runtime-dir DIR       The agent's runtime directory (its status file)
+              --defaults FILE         Handler preferences (default /etc/inboxd/defaults.conf)
               -h, --help              Show help information
 
             """,

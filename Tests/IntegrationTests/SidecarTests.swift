@@ -81,4 +81,17 @@ struct SidecarTests {
         }
         #expect(world.allEntries(of: world.inbox).isEmpty)
     }
+
+    @Test func infoReadsTheTypeFromASidecarAsTheAgentDoes() throws {
+        let world = try AgentHarness()
+        let file = world.root.appendingPathComponent("notes.txt")
+        try Data("plain words\n".utf8).write(to: file)
+        let sent = try world.inboxctl("send", ["--type", "public.utf8-plain-text", "--annotation", Self.big, file.path])
+        #expect(sent.status == 0)
+        #expect(world.allEntries(of: world.inbox) == [".notes.txt.inbox-meta", "notes.txt"])
+        let info = try world.inboxctl("info", ["--json", world.inbox.appendingPathComponent("notes.txt").path])
+        #expect(info.status == 0)
+        #expect(info.stdout.contains(#""contentType":"public.utf8-plain-text""#), "\(info.stdout)")
+        #expect(info.stdout.contains(#""typeSource":"attribute""#), "\(info.stdout)")
+    }
 }
