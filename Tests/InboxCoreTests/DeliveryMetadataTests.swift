@@ -96,4 +96,15 @@ struct DeliveryMetadataTests {
     func sourceApplication(_ text: String, _ valid: Bool) {
         #expect(SourceApplication.isValid(text) == valid)
     }
+
+    @Test func aPreviewAddsItsTitleAndPlace() {
+        var metadata = Self.metadata(annotation: nil)
+        metadata.preview = DeliveryMetadata.Preview(title: "Holiday \"2026\"", index: 2, count: 3)
+        #expect(Array(metadata.environment().suffix(4)) == ["INBOX_PREVIEW=1", "INBOX_TITLE=Holiday \"2026\"",
+                                                            "INBOX_PREVIEW_INDEX=2", "INBOX_PREVIEW_COUNT=3"])
+        let stdin = String(decoding: metadata.stdinDocument(), as: UTF8.self)
+        #expect(stdin.hasSuffix(#","handler":"com.example.viewer","preview":{"title":"Holiday \"2026\"","index":2,"count":3}}"#
+                                + "\n"))
+        #expect(!String(decoding: Self.metadata().stdinDocument(), as: UTF8.self).contains("preview"))
+    }
 }

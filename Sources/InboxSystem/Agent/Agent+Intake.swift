@@ -107,15 +107,17 @@ extension Agent {
     /// being opened or followed, or left where it is if even that is not possible.
     func moveAside(_ name: [UInt8], from inbox: Directory, kind: EntryKind) {
         let shown = inbox.child(displayName(name))
+        let owner = (try? inbox.status(of: name))?.map { String($0.st_uid) }
         let aside = "rejected-" + FileNames.sanitized(name)
         switch inbox.moveUnique(name, to: failed, preferred: aside) {
         case .success(let newName):
             logger.log(.warning, "Moved aside \(kind.rawValue) \(shown)", event: .rejected,
                        fields: ["INBOX_FILE": shown, "INBOX_FILE_KIND": kind.rawValue,
-                                "INBOX_MOVED_TO": failed.child(newName)])
+                                "INBOX_MOVED_TO": failed.child(newName), "INBOX_SOURCE_UID": owner])
         case .failure(let error):
             logger.log(.warning, "Left \(kind.rawValue) \(shown) in place: cannot move it aside: \(error)",
-                       event: .rejected, fields: ["INBOX_FILE": shown, "INBOX_FILE_KIND": kind.rawValue])
+                       event: .rejected, fields: ["INBOX_FILE": shown, "INBOX_FILE_KIND": kind.rawValue,
+                                                  "INBOX_SOURCE_UID": owner])
         }
     }
 
@@ -202,7 +204,7 @@ extension Agent {
         case .success(let type):
             resolved = type
         case .failure(let failure):
-            refuseUnsniffable(name, file: file, from: directory, shown: shown, id: id, failure: failure)
+            refuseUnsniffable(name, file: file, from: directory, shown: shown, id: id, sourceUID: sourceUID, failure: failure)
             return
         }
         if logger.isEnabled(.debug) && fresh {
@@ -233,7 +235,7 @@ extension Agent {
                 return
             case .refused(let reason):
                 reject(name, file: file, from: directory, shown: shown, id: id, reason: "refused: " + reason,
-                       contentType: resolved.identifier, requested: requested)
+                       sourceUID: sourceUID, contentType: resolved.identifier, requested: requested)
                 return
             }
         } else {

@@ -37,26 +37,28 @@ extension Agent {
     /// A file that crashed or stalled libmagic is hostile or broken: it goes to failed/ undelivered, with the
     /// reason in its failure attribute, and the sniffer is started again for the next file.
     func refuseUnsniffable(_ name: [UInt8], file: OpenedFile, from directory: Directory, shown: String, id: String,
-                           failure: SnifferProcess.Failure) {
+                           sourceUID: UInt32, failure: SnifferProcess.Failure) {
         if let sniffer, !sniffer.isAlive { restartSniffer() }
-        reject(name, file: file, from: directory, shown: shown, id: id, reason: "unsniffable: " + failure.description)
+        reject(name, file: file, from: directory, shown: shown, id: id, reason: "unsniffable: " + failure.description,
+               sourceUID: sourceUID)
     }
 
     /// A file the agent will not deliver: its reason in its failure attribute, moved to failed/ with its sidecar, one
     /// `rejected` entry. `inboxctl retry` brings it back.
     func reject(_ name: [UInt8], file: OpenedFile, from directory: Directory, shown: String, id: String, reason: String,
-                contentType: String? = nil, requested: String? = nil) {
+                sourceUID: UInt32, contentType: String? = nil, requested: String? = nil) {
         ExtendedAttributes(file.descriptor).write(AgentAttribute.failure, reason)
         switch directory.moveUnique(name, to: failed, preferred: FileNames.sanitized(name)) {
         case .success(let newName):
             directory.moveSidecar(of: name, to: failed, as: newName)
             logger.log(.warning, "Refused \(shown): \(reason); kept in failed/", event: .rejected, fields: [
                 "INBOX_FILE": shown, "INBOX_DELIVERY_ID": id, "INBOX_REASON": reason, "INBOX_MOVED_TO": failed.child(newName),
-                "INBOX_CONTENT_TYPE": contentType, "INBOX_REQUESTED_HANDLER": requested])
+                "INBOX_CONTENT_TYPE": contentType, "INBOX_REQUESTED_HANDLER": requested,
+                "INBOX_SOURCE_UID": String(sourceUID)])
         case .failure(let error):
             logger.log(.warning, "Refused \(shown): \(reason); cannot move it to failed/: \(error)", event: .rejected, fields: [
                 "INBOX_FILE": shown, "INBOX_DELIVERY_ID": id, "INBOX_REASON": reason, "INBOX_CONTENT_TYPE": contentType,
-                "INBOX_REQUESTED_HANDLER": requested])
+                "INBOX_REQUESTED_HANDLER": requested, "INBOX_SOURCE_UID": String(sourceUID)])
         }
     }
 
