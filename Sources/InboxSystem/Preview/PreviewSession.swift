@@ -145,10 +145,10 @@ public struct PreviewSession {
         var stopping: (reason: Outcome, since: ContinuousClock.Instant)?
         while true {
             var poller = pollfd(fd: process.pidfd.rawValue, events: CShort(POLLIN), revents: 0)
-            _ = poll(&poller, 1, 100)
-            if let status = reap(process) {
+            if poll(&poller, 1, 100) > 0 {
+                // Ended, not yet reaped: its pid, and so its process group's id, cannot be anyone else's yet.
                 _ = kill(-process.pid, SIGKILL)
-                return stopping?.reason ?? .exited(status)
+                if let status = reap(process) { return stopping?.reason ?? .exited(status) }
             }
             let now = ContinuousClock.now
             if let current = stopping {
