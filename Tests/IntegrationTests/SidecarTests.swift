@@ -94,4 +94,23 @@ struct SidecarTests {
         #expect(info.stdout.contains(#""contentType":"public.utf8-plain-text""#), "\(info.stdout)")
         #expect(info.stdout.contains(#""typeSource":"attribute""#), "\(info.stdout)")
     }
+
+    /// retry takes files from unhandled/ too: back through the Inbox as a new arrival, sidecar and all.
+    @Test func retryBringsAnUnhandledFileBackWithItsSidecar() throws {
+        let world = try AgentHarness()
+        try world.start()
+        let file = world.root.appendingPathComponent("orphan.bin")
+        try Data([0x00, 0x01, 0x02, 0xFF]).write(to: file)
+        #expect(try world.inboxctl("send", ["--source-app", "com.example.mail", "--annotation", Self.big, file.path]).status == 0)
+        let first = try world.waitForEvents("unhandled")
+        #expect(world.allEntries(of: world.unhandledDirectory) == [".orphan.bin.inbox-meta", "orphan.bin"])
+        let retried = try world.inboxctl("retry", ["orphan.bin"])
+        #expect(retried.status == 0)
+        #expect(retried.stdout == "\(world.unhandledDirectory.path)/orphan.bin -> \(world.inbox.path)/orphan.bin\n")
+        let both = try world.waitForEvents("unhandled", count: 2)
+        let ids = Set(both.compactMap { $0["INBOX_DELIVERY_ID"] as? String })
+        #expect(ids.count == 2 && ids.contains(first.first?["INBOX_DELIVERY_ID"] as? String ?? ""))
+        #expect(both.allSatisfy { $0["INBOX_SOURCE_APP"] as? String == "com.example.mail" })
+        #expect(world.allEntries(of: world.unhandledDirectory) == [".orphan.bin.inbox-meta", "orphan.bin"])
+    }
 }
