@@ -31,17 +31,7 @@ enum DiscardCommand {
         if parsed.positionals.isEmpty { throw OptionScanner.UsageError(message: "missing ID") }
     }
 
-    static func run(_ arguments: [String]) -> CInt {
-        let parsed: ParsedOptions
-        switch options.parse(arguments, check: check) {
-        case .help:
-            Inboxctl.write(help, to: 1)
-            return 0
-        case .usageError(let error):
-            return Inboxctl.usageError(error.message, usage: usage, helpCommand: "inboxctl help discard")
-        case .parsed(let result):
-            parsed = result
-        }
+    static func run(_ parsed: ParsedOptions) -> CInt {
         guard let settings = parsed.agent.settings(), let held = HeldFiles(state: settings.stateDirectory),
               let entries = held.find(parsed.positionals[0]) else { return 1 }
         var status: CInt = 0

@@ -37,17 +37,7 @@ enum HandlersCommand {
         }
     }
 
-    static func run(_ arguments: [String]) -> CInt {
-        let parsed: ParsedOptions
-        switch options.parse(arguments, check: check) {
-        case .help:
-            Inboxctl.write(help, to: 1)
-            return 0
-        case .usageError(let error):
-            return Inboxctl.usageError(error.message, usage: usage, helpCommand: "inboxctl help handlers")
-        case .parsed(let result):
-            parsed = result
-        }
+    static func run(_ parsed: ParsedOptions) -> CInt {
         let json = parsed.flag("--json")
         let file = parsed.positionals.first, type = parsed.value("--type")
         guard let settings = parsed.agent.settings() else { return 1 }

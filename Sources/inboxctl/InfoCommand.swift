@@ -34,17 +34,7 @@ enum InfoCommand {
         if parsed.positionals.isEmpty { throw OptionScanner.UsageError(message: "missing expected argument '<FILE>'") }
     }
 
-    static func run(_ arguments: [String]) -> CInt {
-        let parsed: ParsedOptions
-        switch options.parse(arguments, check: check) {
-        case .help:
-            Inboxctl.write(help, to: 1)
-            return 0
-        case .usageError(let error):
-            return Inboxctl.usageError(error.message, usage: usage, helpCommand: "inboxctl help info")
-        case .parsed(let result):
-            parsed = result
-        }
+    static func run(_ parsed: ParsedOptions) -> CInt {
         let json = parsed.flag("--json")
         guard let settings = parsed.agent.settings(), let inspection = Inspection(settings) else { return 1 }
         var status: CInt = 0

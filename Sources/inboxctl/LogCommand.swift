@@ -44,17 +44,7 @@ enum LogCommand {
         if parsed.value("--file") == "" { throw OptionScanner.UsageError(message: "empty file name") }
     }
 
-    static func run(_ arguments: [String]) -> CInt {
-        let parsed: ParsedOptions
-        switch options.parse(arguments, check: check) {
-        case .help:
-            Inboxctl.write(help, to: 1)
-            return 0
-        case .usageError(let error):
-            return Inboxctl.usageError(error.message, usage: usage, helpCommand: "inboxctl help log")
-        case .parsed(let result):
-            parsed = result
-        }
+    static func run(_ parsed: ParsedOptions) -> CInt {
         let handler = parsed.value("--handler"), file = parsed.value("--file"), delivery = parsed.value("--delivery")
         let lines = parsed.value("--lines")
         var command = ["journalctl"]

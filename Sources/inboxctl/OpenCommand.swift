@@ -50,17 +50,7 @@ enum OpenCommand {
         try SendCommand.checkMetadata(parsed)
     }
 
-    static func run(_ arguments: [String]) -> CInt {
-        let parsed: ParsedOptions
-        switch options.parse(arguments, check: check) {
-        case .help:
-            Inboxctl.write(help, to: 1)
-            return 0
-        case .usageError(let error):
-            return Inboxctl.usageError(error.message, usage: usage, helpCommand: "inboxctl help open")
-        case .parsed(let result):
-            parsed = result
-        }
+    static func run(_ parsed: ParsedOptions) -> CInt {
         guard let settings = parsed.agent.settings(), let inspection = Inspection(settings) else { return 1 }
         let handler = parsed.value("--with")!
         let force = parsed.flag("--force")

@@ -105,3 +105,17 @@ struct AgentOptions {
         }
     }
 }
+
+extension AgentSettings {
+    /// The drop Inbox a file goes to: `given` (`--inbox`), else the agent's first; nil after saying why not.
+    func openDropInbox(_ given: String?) -> Directory? {
+        guard let path = given ?? inboxes.first else {
+            Inboxctl.write("inboxctl: no drop Inbox is configured; give one with --inbox\n", to: 2)
+            return nil
+        }
+        do { return try Directory(path: path) } catch {
+            Inboxctl.write("inboxctl: cannot open the Inbox: \(error)\n", to: 2)
+            return nil
+        }
+    }
+}

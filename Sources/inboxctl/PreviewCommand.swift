@@ -48,17 +48,7 @@ enum PreviewCommand {
         }
     }
 
-    static func run(_ arguments: [String]) -> CInt {
-        let parsed: ParsedOptions
-        switch options.parse(arguments, check: check) {
-        case .help:
-            Inboxctl.write(help, to: 1)
-            return 0
-        case .usageError(let error):
-            return Inboxctl.usageError(error.message, usage: usage, helpCommand: "inboxctl help preview")
-        case .parsed(let result):
-            parsed = result
-        }
+    static func run(_ parsed: ParsedOptions) -> CInt {
         guard let settings = parsed.agent.settings(), let inspection = Inspection(settings) else { return 1 }
         let files = parsed.positionals, titles = parsed.values("--title")
         let identities = geteuid() == 0

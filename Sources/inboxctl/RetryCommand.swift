@@ -40,29 +40,11 @@ enum RetryCommand {
         }
     }
 
-    static func run(_ arguments: [String]) -> CInt {
-        let parsed: ParsedOptions
-        switch options.parse(arguments, check: check) {
-        case .help:
-            Inboxctl.write(help, to: 1)
-            return 0
-        case .usageError(let error):
-            return Inboxctl.usageError(error.message, usage: usage, helpCommand: "inboxctl help retry")
-        case .parsed(let result):
-            parsed = result
-        }
+    static func run(_ parsed: ParsedOptions) -> CInt {
         let all = parsed.flag("--all"), id = parsed.positionals.first, inbox = parsed.value("--inbox")
         guard let settings = parsed.agent.settings() else { return 1 }
         guard let held = HeldFiles(state: settings.stateDirectory) else { return 1 }
-        guard let inboxPath = inbox ?? settings.inboxes.first else {
-            Inboxctl.write("inboxctl: no drop Inbox is configured; give one with --inbox\n", to: 2)
-            return 1
-        }
-        let target: Directory
-        do { target = try Directory(path: inboxPath) } catch {
-            Inboxctl.write("inboxctl: cannot open the Inbox: \(error)\n", to: 2)
-            return 1
-        }
+        guard let target = settings.openDropInbox(inbox) else { return 1 }
         let files: [HeldFiles.Entry]
         if all {
             files = held.entries(in: held.failed)

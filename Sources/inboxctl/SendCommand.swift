@@ -51,17 +51,7 @@ enum SendCommand {
     static let options = CommandOptions([.value("--inbox"), .value("--source-app"), .value("--annotation"), .value("--type"),
                                          .value("--name")], agentOptions: true, positionals: .any)
 
-    static func run(_ arguments: [String]) -> CInt {
-        let parsed: ParsedOptions
-        switch options.parse(arguments, check: check) {
-        case .help:
-            Inboxctl.write(help, to: 1)
-            return 0
-        case .usageError(let error):
-            return Inboxctl.usageError(error.message, usage: usage, helpCommand: helpCommand)
-        case .parsed(let result):
-            parsed = result
-        }
+    static func run(_ parsed: ParsedOptions) -> CInt {
         guard let settings = parsed.agent.settings() else { return 1 }
         var request = Request(sourceApp: parsed.value("--source-app"), annotation: parsed.value("--annotation"),
                               name: parsed.value("--name"))
@@ -88,15 +78,7 @@ enum SendCommand {
     /// 128 + the signal when interrupted.
     static func deliver(_ files: [String], request: Request, inbox: String?, settings: AgentSettings,
                         admit: (String) -> Bool = { _ in true }) -> CInt {
-        guard let inboxPath = inbox ?? settings.inboxes.first else {
-            Inboxctl.write("inboxctl: no drop Inbox is configured; give one with --inbox\n", to: 2)
-            return 1
-        }
-        let directory: Directory
-        do { directory = try Directory(path: inboxPath) } catch {
-            Inboxctl.write("inboxctl: cannot open the Inbox: \(error)\n", to: 2)
-            return 1
-        }
+        guard let directory = settings.openDropInbox(inbox) else { return 1 }
         Interruption.catchSignals()
         var status: CInt = 0
         for file in files {

@@ -26,17 +26,7 @@ enum StatusCommand {
 
     static let options = CommandOptions([.flag("--json")], agentOptions: true, positionals: .none)
 
-    static func run(_ arguments: [String]) -> CInt {
-        let parsed: ParsedOptions
-        switch options.parse(arguments) {
-        case .help:
-            Inboxctl.write(help, to: 1)
-            return 0
-        case .usageError(let error):
-            return Inboxctl.usageError(error.message, usage: usage, helpCommand: "inboxctl help status")
-        case .parsed(let result):
-            parsed = result
-        }
+    static func run(_ parsed: ParsedOptions) -> CInt {
         guard let settings = parsed.agent.settings() else { return 1 }
         let path = settings.runtimeDirectory + "/status.json"
         let bytes: [UInt8]

@@ -28,17 +28,7 @@ enum TypesCommand {
 
     static let options = CommandOptions([.flag("--tree"), .flag("--json")], agentOptions: true, positionals: .atMostOne)
 
-    static func run(_ arguments: [String]) -> CInt {
-        let parsed: ParsedOptions
-        switch options.parse(arguments) {
-        case .help:
-            Inboxctl.write(help, to: 1)
-            return 0
-        case .usageError(let error):
-            return Inboxctl.usageError(error.message, usage: usage, helpCommand: "inboxctl help types")
-        case .parsed(let result):
-            parsed = result
-        }
+    static func run(_ parsed: ParsedOptions) -> CInt {
         let tree = parsed.flag("--tree"), json = parsed.flag("--json")
         let uti = parsed.positionals.first
         guard let settings = parsed.agent.settings() else { return 1 }

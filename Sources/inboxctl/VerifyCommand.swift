@@ -28,17 +28,7 @@ enum VerifyCommand {
 
     static let options = CommandOptions([.value("--handlers")], agentOptions: false, positionals: .any)
 
-    static func run(_ arguments: [String]) -> CInt {
-        let parsed: ParsedOptions
-        switch options.parse(arguments) {
-        case .help:
-            Inboxctl.write(help, to: 1)
-            return 0
-        case .usageError(let error):
-            return Inboxctl.usageError(error.message, usage: usage, helpCommand: "inboxctl help verify")
-        case .parsed(let result):
-            parsed = result
-        }
+    static func run(_ parsed: ParsedOptions) -> CInt {
         let paths = parsed.positionals, directories = parsed.values("--handlers")
         if paths.isEmpty {
             let searchPath = directories.isEmpty ? AgentSettings.systemHandlerDirectories : directories
