@@ -46,10 +46,11 @@ struct SidecarTests {
     }
 
     @Test func names() {
-        #expect(Sidecar.name(for: "photo.png") == ".photo.png.inbox-meta")
-        #expect(Sidecar.fileName(ofSidecar: ".photo.png.inbox-meta") == "photo.png")
-        #expect(Sidecar.fileName(ofSidecar: "photo.png.inbox-meta") == nil)
-        #expect(Sidecar.fileName(ofSidecar: "..inbox-meta") == nil)
+        #expect(Sidecar.name(for: Array("photo.png".utf8)) == Array(".photo.png.inbox-meta".utf8))
+        #expect(Sidecar.fileName(ofSidecar: Array(".photo.png.inbox-meta".utf8)) == Array("photo.png".utf8))
+        #expect(Sidecar.fileName(ofSidecar: [0x2E, 0xFF] + Array(".inbox-meta".utf8)) == [0xFF])
+        #expect(Sidecar.fileName(ofSidecar: Array("photo.png.inbox-meta".utf8)) == nil)
+        #expect(Sidecar.fileName(ofSidecar: Array("..inbox-meta".utf8)) == nil)
     }
 
     @Test func membersKeepRawValues() throws {

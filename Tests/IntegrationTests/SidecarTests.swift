@@ -113,4 +113,24 @@ struct SidecarTests {
         #expect(both.allSatisfy { $0["INBOX_SOURCE_APP"] as? String == "com.example.mail" })
         #expect(world.allEntries(of: world.unhandledDirectory) == [".orphan.bin.inbox-meta", "orphan.bin"])
     }
+
+    /// A sidecar whose file is gone (a crash between the two) is removed at start, so a later file of that name does
+    /// not inherit it.
+    @Test func orphanSidecarsAreRemovedAtStart() throws {
+        let world = try AgentHarness()
+        let handler = "test.text.\(world.tag)"
+        try world.register(handler, contentTypes: "public.plain-text")
+        let stale = Data(#"{"source-app":"com.example.stale"}"#.utf8)
+        let containerInbox = world.containerInbox(handler)
+        try FileManager.default.createDirectory(at: containerInbox, withIntermediateDirectories: true)
+        try stale.write(to: containerInbox.appendingPathComponent(".letter.txt.inbox-meta"))
+        try FileManager.default.createDirectory(at: world.unhandledDirectory, withIntermediateDirectories: true)
+        try stale.write(to: world.unhandledDirectory.appendingPathComponent(".gone.bin.inbox-meta"))
+        try world.start()
+        #expect(world.allEntries(of: containerInbox).isEmpty)
+        #expect(world.allEntries(of: world.unhandledDirectory).isEmpty)
+        try world.drop("letter.txt", contents: Array("dear reader\n".utf8))
+        let finished = try world.waitForEvents("finished")
+        #expect(finished.first?["INBOX_SOURCE_APP"] == nil)
+    }
 }

@@ -42,13 +42,14 @@ public enum Sidecar {
     public static let handlerKey = "handler"
     public static let handlerOverrideKey = "handler-override"
 
-    /// `.<name>.inbox-meta` for a file's name.
-    public static func name(for fileName: String) -> String { "." + fileName + suffix }
+    /// `.<name>.inbox-meta` for a file's name (raw bytes: a name need not be UTF-8).
+    public static func name(for fileName: [UInt8]) -> [UInt8] { [0x2E] + fileName + Array(suffix.utf8) }
 
     /// The file name a sidecar name belongs to, nil if `name` is not a sidecar's.
-    public static func fileName(ofSidecar name: String) -> String? {
-        guard name.hasPrefix("."), name.hasSuffix(suffix), name.utf8.count > suffix.utf8.count + 1 else { return nil }
-        return String(name.dropFirst().dropLast(suffix.count))
+    public static func fileName(ofSidecar name: [UInt8]) -> [UInt8]? {
+        let tail = suffix.utf8
+        guard name.count > tail.count + 1, name.first == 0x2E, name.suffix(tail.count).elementsEqual(tail) else { return nil }
+        return Array(name.dropFirst().dropLast(tail.count))
     }
 
     /// The sidecar's text for `metadata` (its annotation must be valid JSON).

@@ -122,9 +122,10 @@ extension Agent {
     }
 
     /// Metadata the sender attached, bounded and checked: the extended attributes, and for what they lack the
-    /// sidecar `.<name>.inbox-meta` beside the file. Problems are warnings, never fatal.
+    /// sidecar `.<name>.inbox-meta` beside the file (`hasSidecar`: one was read, and goes where the file goes).
+    /// Problems are warnings, never fatal.
     func senderMetadata(_ attributes: ExtendedAttributes, file: OpenedFile, name: [UInt8], in directory: Directory,
-                        shown: String) -> SenderMetadata {
+                        shown: String) -> (metadata: SenderMetadata, hasSidecar: Bool) {
         var metadata = SenderMetadata()
         switch attributes.read(SenderAttribute.sourceApp, limit: MetadataLimits.sourceAppBytes, scratch: scratch) {
         case .value(let bytes):
@@ -161,18 +162,18 @@ extension Agent {
         }
         switch directory.readSidecar(of: name, owner: file.status.st_uid) {
         case .absent:
-            break
+            return (metadata, false)
         case .refused(let reason):
             logger.log(.warning, "Ignoring and removing the sidecar of \(shown): \(reason)", fields: ["INBOX_FILE": shown])
             directory.removeSidecar(of: name)
+            return (metadata, false)
         case .read(let bytes):
             let (carried, problems) = Sidecar.parse(bytes)
             for problem in problems {
                 logger.log(.warning, "Sidecar of \(shown): \(problem); delivering without it", fields: ["INBOX_FILE": shown])
             }
-            metadata = metadata.merging(carried)
+            return (metadata.merging(carried), true)
         }
-        return metadata
     }
 
     /// Decides where an open, checked file goes and moves it there.
@@ -180,7 +181,7 @@ extension Agent {
     func route(_ name: [UInt8], file: OpenedFile, from directory: Directory, fresh: Bool) {
         let shown = directory.child(displayName(name))
         let attributes = ExtendedAttributes(file.descriptor)
-        let metadata = senderMetadata(attributes, file: file, name: name, in: directory, shown: shown)
+        let (metadata, hasSidecar) = senderMetadata(attributes, file: file, name: name, in: directory, shown: shown)
         let id: String
         var attempts = 0
         let sourceUID: UInt32
@@ -231,7 +232,7 @@ extension Agent {
                 }
             case .notRegistered:
                 park(name, file: file, from: directory, shown: shown, id: id, type: resolved, sourceApp: metadata.sourceApp,
-                     sourceUID: sourceUID, requested: requested)
+                     sourceUID: sourceUID, hasSidecar: hasSidecar, requested: requested)
                 return
             case .refused(let reason):
                 reject(name, file: file, from: directory, shown: shown, id: id, reason: "refused: " + reason,
@@ -244,7 +245,7 @@ extension Agent {
                                                    ranking: .best)
             guard let chosen = selection.chosen else {
                 park(name, file: file, from: directory, shown: shown, id: id, type: resolved, sourceApp: metadata.sourceApp,
-                     sourceUID: sourceUID)
+                     sourceUID: sourceUID, hasSidecar: hasSidecar)
                 return
             }
             if selection.tieBroken {
@@ -263,13 +264,13 @@ extension Agent {
         handOver(file.descriptor, to: container)
         switch relocate(name, file: file, from: directory, to: container.inbox, preferred: cleanName) {
         case .success(let (newName, copy)):
-            directory.moveSidecar(of: name, to: container.inbox, as: newName)
+            if hasSidecar { directory.moveSidecar(of: name, to: container.inbox, as: newName) }
             if let copy { handOver(copy, to: container) }
             // What the handler is given, after the agent's last change to it (rename updates the change time).
             let identity = FileIdentity(copy ?? file.descriptor)
             copy?.close()
             nextSequence += 1
-            queue.append(Delivery(id: id, handler: handler, chosenBy: chosenBy, fileName: newName, contentType: resolved.identifier,
+            queue.append(Delivery(id: id, handler: handler, chosenBy: chosenBy, fileName: newName, hasSidecar: hasSidecar, contentType: resolved.identifier,
                                   typeSource: resolved.source, sourceApp: metadata.sourceApp, sourceUID: sourceUID,
                                   annotation: metadata.annotation, attempts: attempts, sequence: nextSequence,
                                   justMoved: true, identity: identity))
@@ -319,12 +320,12 @@ extension Agent {
     /// No handler for the type, or the handler its sender chose (`requested`) is not registered: kept intact in
     /// unhandled/ until a registration for it appears.
     func park(_ name: [UInt8], file: OpenedFile, from directory: Directory, shown: String, id: String,
-              type: ResolvedType, sourceApp: String?, sourceUID: UInt32, requested: String? = nil) {
+              type: ResolvedType, sourceApp: String?, sourceUID: UInt32, hasSidecar: Bool, requested: String? = nil) {
         if directory === unhandled { return }
         switch relocate(name, file: file, from: directory, to: unhandled, preferred: FileNames.sanitized(name)) {
         case .success(let (newName, copy)):
             copy?.close()
-            directory.moveSidecar(of: name, to: unhandled, as: newName)
+            if hasSidecar { directory.moveSidecar(of: name, to: unhandled, as: newName) }
             let what = requested.map { "No handler \($0) (its sender's choice) for \(type.identifier)" }
                 ?? "No handler for \(type.identifier)"
             logger.log(.info, "\(what); kept \(unhandled.child(newName))", event: .unhandled, fields: [
@@ -354,6 +355,7 @@ extension Agent {
             guard let root = try? containersRoot.subdirectory(handlerName, create: false),
                   let inbox = try? root.subdirectory("Inbox", create: false),
                   let files = try? inbox.entries() else { continue }
+            inbox.removeOrphanSidecars(among: files)
             let known = registrations.registration(handlerName) != nil
             for name in files.sorted(by: { $0.lexicographicallyPrecedes($1) }) where !FileNames.isHidden(name) {
                 guard case .opened(let file) = inbox.openRegular(name) else { continue }
@@ -370,8 +372,8 @@ extension Agent {
 
     private func requeue(_ name: String, file: OpenedFile, in container: Container) {
         let attributes = ExtendedAttributes(file.descriptor)
-        let metadata = senderMetadata(attributes, file: file, name: Array(name.utf8), in: container.inbox,
-                                      shown: container.inbox.child(name))
+        let (metadata, hasSidecar) = senderMetadata(attributes, file: file, name: Array(name.utf8), in: container.inbox,
+                                                    shown: container.inbox.child(name))
         let stored = Self.storedDelivery(attributes)
         // Sniffed once already, when it was first routed; if the sniffer fails now, its claim decides.
         let sniffed = resolveType(file, name: name, explicit: metadata.contentType, shown: container.inbox.child(name),
@@ -381,7 +383,7 @@ extension Agent {
         nextSequence += 1
         queue.append(Delivery(
             id: stored.id ?? Self.newDeliveryID(), handler: container.handler,
-            chosenBy: metadata.handler == container.handler ? "sender" : nil, fileName: name,
+            chosenBy: metadata.handler == container.handler ? "sender" : nil, fileName: name, hasSidecar: hasSidecar,
             contentType: type.identifier, typeSource: type.source, sourceApp: metadata.sourceApp,
             sourceUID: stored.sourceUID ?? file.status.st_uid, annotation: metadata.annotation,
             attempts: stored.attempts,
@@ -391,6 +393,7 @@ extension Agent {
     /// Routes what waits in unhandled/ again, after the registrations changed.
     func redispatchUnhandled() {
         guard let names = try? unhandled.entries() else { return }
+        unhandled.removeOrphanSidecars(among: names)
         for name in names where !FileNames.isHidden(name) {
             guard case .opened(let file) = unhandled.openRegular(name) else { continue }
             defer { file.descriptor.close() }

@@ -13,7 +13,7 @@ extension Agent {
         switch decision {
         case .complete:
             let removeError = container?.inbox.remove(Array(delivery.fileName.utf8)) ?? nil
-            container?.inbox.removeSidecar(of: Array(delivery.fileName.utf8))
+            if delivery.hasSidecar { container?.inbox.removeSidecar(of: Array(delivery.fileName.utf8)) }
             logger.log(.info, "\(delivery.handler) handled \(delivery.fileName)", event: .finished, fields: [
                 "INBOX_FILE": path, "INBOX_DELIVERY_ID": delivery.id, "INBOX_HANDLER": delivery.handler,
                 "INBOX_CONTENT_TYPE": delivery.contentType, "INBOX_TYPE_SOURCE": delivery.typeSource.rawValue, "INBOX_SOURCE_APP": delivery.sourceApp,

@@ -10,6 +10,8 @@ struct Delivery {
     var chosenBy: String? = nil
     /// The name in the container Inbox.
     var fileName: String
+    /// Its metadata came in a sidecar, which lies beside it and is removed with it.
+    var hasSidecar = false
     var contentType: String
     var typeSource: ResolvedType.Source
     var sourceApp: String?

@@ -10,14 +10,11 @@ public enum SidecarRead: Equatable {
 }
 
 extension Directory {
-    /// `.<name>.inbox-meta` as raw bytes.
-    static func sidecarName(of name: [UInt8]) -> [UInt8] { [0x2E] + name + Array(Sidecar.suffix.utf8) }
-
     /// Reads the sidecar of `name` with the care given to the file itself (DESIGN.md): never followed, a regular file
     /// with one link, opened without blocking, at most `Sidecar.maximumBytes`, and owned by `owner` (the file's owner)
     /// or by this process's user, so nobody can attach metadata to another user's file.
     public func readSidecar(of name: [UInt8], owner: uid_t) -> SidecarRead {
-        let sidecar = Self.sidecarName(of: name)
+        let sidecar = Sidecar.name(for: name)
         guard sidecar.count <= 255 else { return .absent }
         let file: OpenedFile
         switch openRegular(sidecar) {
@@ -48,7 +45,7 @@ extension Directory {
 
     /// Writes a new sidecar for `name` (never replacing an entry), synced. nil on success.
     public func createSidecar(_ bytes: [UInt8], for name: String) -> Errno? {
-        let sidecar = Self.sidecarName(of: Array(name.utf8))
+        let sidecar = Sidecar.name(for: Array(name.utf8))
         let fd = withCName(sidecar) { sys_openat(descriptor.rawValue, $0, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600) }
         if fd < 0 { return .current }
         defer { _ = Glibc.close(fd) }
@@ -75,8 +72,8 @@ extension Directory {
     /// it when `name` has none); across filesystems it is copied, then removed here.
     @discardableResult
     public func moveSidecar(of name: [UInt8], to target: Directory, as newName: String) -> Errno? {
-        let old = Self.sidecarName(of: name)
-        let new = Self.sidecarName(of: Array(newName.utf8))
+        let old = Sidecar.name(for: name)
+        let new = Sidecar.name(for: Array(newName.utf8))
         if target === self && old == new { return nil }
         let result = withCName(old) { from in
             withCName(new) { to in sys_renameat2(descriptor.rawValue, from, target.descriptor.rawValue, to, 0) }
@@ -99,9 +96,18 @@ extension Directory {
         return nil
     }
 
+    /// Removes the sidecars among `names` (this directory's entries) whose file is not there: what a crash between
+    /// moving or removing a file and its sidecar leaves, which must not be taken for a later file's of that name.
+    public func removeOrphanSidecars(among names: [[UInt8]]) {
+        let present = Set(names)
+        for name in names {
+            if let file = Sidecar.fileName(ofSidecar: name), !present.contains(file) { remove(name) }
+        }
+    }
+
     /// Removes the sidecar of `name`, if there is one.
     public func removeSidecar(of name: [UInt8]) {
-        remove(Self.sidecarName(of: name))
+        remove(Sidecar.name(for: name))
     }
 
     /// Renames the hidden entry `hidden` into place under a free name (`preferred`, `NAME-2.EXT`...), as `moveUnique`
