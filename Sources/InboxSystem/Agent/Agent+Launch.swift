@@ -52,13 +52,6 @@ extension Agent {
             contentTypes: conformanceChain(of: delivery.contentType),
             sourceApp: delivery.sourceApp, sourceUID: delivery.sourceUID, annotation: delivery.annotation,
             attempt: delivery.attempts, documents: container.documents, handler: delivery.handler)
-        let arguments = registration.exec.expand(ExecFields(path: path, contentType: delivery.contentType,
-                                                            sourceApp: delivery.sourceApp))
-        var environment = ["PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
-                           "TMPDIR=\(container.tmp)", "LANG=C.UTF-8"]
-        environment += registration.environment.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }
-        environment += metadata.environment()
-
         var identity: Identity?
         switch identities[delivery.handler] {
         case .success(let resolved)?: identity = resolved
@@ -67,7 +60,6 @@ extension Agent {
             return
         case nil: break
         }
-        if let identity { environment.append("HOME=\(identity.home)"); environment.append("USER=\(identity.name)") }
 
         var ruleset: LandlockRuleset?
         if landlockABI > 0 {
@@ -89,14 +81,10 @@ extension Agent {
             let stdin = try makeStandardInput(name: "inboxd-delivery", contents: metadata.stdinDocument())
             defer { stdin.close() }
             let output = logger.outputStream(for: delivery.handler)
-            var request = SpawnRequest(executablePath: arguments[0], arguments: arguments, environment: environment,
-                                       standardInput: stdin, standardOutput: output, standardError: output)
-            request.uid = identity?.uid
-            request.gid = identity?.gid
-            request.supplementaryGroups = identity?.groups
+            var request = SpawnRequest(handler: registration, metadata: metadata, tmp: container.tmp, identity: identity,
+                                       standardInput: stdin, output: output)
             request.workingDirectory = container.documents
             request.landlockRuleset = ruleset?.descriptor
-            request.resourceLimits = registration.limits.map(ResourceLimit.init)
             process = try spawn(request)
         } catch {
             conclude(delivery, outcome: .spawnFailed("\(error)"), started: started)

@@ -81,17 +81,10 @@ public struct PreviewSession {
 
         let name = String(item.path.split(separator: "/").last ?? Substring(item.path))
         var metadata = DeliveryMetadata(
-            deliveryID: Self.randomID(), path: shownPath, name: name, contentType: item.contentType,
+            deliveryID: Agent.newDeliveryID(), path: shownPath, name: name, contentType: item.contentType,
             contentTypes: item.contentTypes, sourceUID: getuid(), attempt: 1, documents: scratch.tmp,
             handler: registration.identifier)
         metadata.preview = item.preview
-        let arguments = registration.exec.expand(ExecFields(path: shownPath, contentType: item.contentType, sourceApp: nil))
-        var environment = ["PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin", "TMPDIR=\(scratch.tmp)"]
-        environment += Self.passedEnvironment(switchingUser: identity != nil)
-        if let identity { environment += ["HOME=\(identity.home)", "USER=\(identity.name)"] }
-        environment += registration.environment.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }
-        environment += metadata.environment()
-
         var ruleset: LandlockRuleset?
         if landlockABI > 0 {
             let sandbox = try LandlockRuleset(abi: landlockABI)
@@ -106,15 +99,12 @@ public struct PreviewSession {
 
         let stdin = try makeMemoryFile(name: "inboxctl-preview", contents: metadata.stdinDocument())
         defer { stdin.close() }
-        var request = SpawnRequest(executablePath: arguments[0], arguments: arguments, environment: environment,
-                                   standardInput: stdin, standardOutput: output, standardError: output)
-        request.uid = identity?.uid
-        request.gid = identity?.gid
-        request.supplementaryGroups = identity?.groups
+        var request = SpawnRequest(handler: registration, metadata: metadata, tmp: scratch.tmp, identity: identity,
+                                   passing: Self.passedEnvironment(switchingUser: identity != nil),
+                                   standardInput: stdin, output: output)
         request.workingDirectory = scratch.tmp
         request.landlockRuleset = ruleset?.descriptor
         request.parentDeathSignal = SIGKILL
-        request.resourceLimits = registration.limits.map(ResourceLimit.init)
         let process: SpawnedProcess
         do { process = try spawn(request) } catch {
             throw SystemError("start \(registration.identifier) (\(error))", errno: error.errno)
@@ -185,14 +175,7 @@ public struct PreviewSession {
         for key in always + (switchingUser ? [] : ownUser) {
             if let value = getenv(key) { passed.append(key + "=" + String(cString: value)) }
         }
-        if getenv("LANG") == nil { passed.append("LANG=C.UTF-8") }
         return passed
-    }
-
-    static func randomID() -> String {
-        var generator = SystemRandomNumberGenerator()
-        let hex = Array("0123456789abcdef")
-        return String((0..<32).map { _ in hex[Int(generator.next() & 0xF)] })
     }
 }
 
