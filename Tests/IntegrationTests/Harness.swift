@@ -68,10 +68,12 @@ final class AgentHarness: @unchecked Sendable {
         try write(text, to: handlers.appendingPathComponent("\(identifier).handler"))
     }
 
+    /// Writes a file under a hidden name, then renames it into place (replacing one already there), so that a
+    /// watching agent only ever reads it whole.
     func write(_ text: String, to url: URL) throws {
         let temporary = url.deletingLastPathComponent().appendingPathComponent(".\(url.lastPathComponent).tmp")
         try text.write(to: temporary, atomically: false, encoding: .utf8)
-        try FileManager.default.moveItem(at: temporary, to: url)
+        guard rename(temporary.path, url.path) == 0 else { throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO) }
     }
 
     /// Starts inboxd on this world's directories; `environment` adds to (or replaces) the test's own variables.

@@ -39,9 +39,7 @@ struct SidecarTests {
 
         let fixed = world.registrationText(handler, exec: "\(world.recorderURL.path) --file %f", contentTypes: "public.plain-text",
                                            environment: "EXIT_CODE=0")
-        let temporary = world.handlers.appendingPathComponent(".fixed.tmp")
-        try fixed.write(to: temporary, atomically: false, encoding: .utf8)
-        #expect(rename(temporary.path, world.handlerFile(handler).path) == 0)
+        try world.write(fixed, to: world.handlerFile(handler))
         try world.waitForRegistrationLoads(2)
         let retried = try world.inboxctl("retry", ["memo.txt"])
         #expect(retried.status == 0)
