@@ -118,12 +118,7 @@ enum Inboxctl {
     }
 
     static func write(_ text: String, to fd: CInt) {
-        let bytes = Array(text.utf8)
-        var offset = 0
-        while offset < bytes.count {
-            let n = bytes[offset...].withUnsafeBytes { Glibc.write(fd, $0.baseAddress, $0.count) }
-            if n > 0 { offset += n } else if n < 0 && errno == EINTR { continue } else { return }
-        }
+        _ = Array(text.utf8).withUnsafeBytes { FileDescriptor(rawValue: fd).write(all: $0) }
     }
 }
 

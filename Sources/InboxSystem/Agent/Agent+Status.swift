@@ -29,10 +29,9 @@ extension Agent {
         let temporary = ".status.json.tmp"
         let fd = openat(runtime.descriptor.rawValue, temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0o644)
         guard fd >= 0 else { return }
-        let bytes = Array(text.utf8)
-        let written = bytes.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
+        let failure = Array(text.utf8).withUnsafeBytes { FileDescriptor(rawValue: fd).write(all: $0) }
         _ = close(fd)
-        if written == bytes.count { _ = renameat(runtime.descriptor.rawValue, temporary, runtime.descriptor.rawValue, "status.json") }
+        if failure == nil { _ = renameat(runtime.descriptor.rawValue, temporary, runtime.descriptor.rawValue, "status.json") }
     }
 
     private func count(_ directory: Directory) -> Int {

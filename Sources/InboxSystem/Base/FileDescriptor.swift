@@ -10,4 +10,21 @@ public struct FileDescriptor: Hashable, Sendable {
     public func close() {
         _ = Glibc.close(rawValue)
     }
+
+    /// Writes all of `bytes`, through short writes and EINTR; nil on success, else the error that stopped it.
+    @discardableResult
+    public func write(all bytes: UnsafeRawBufferPointer) -> Errno? {
+        var written = 0
+        while written < bytes.count {
+            let n = Glibc.write(rawValue, bytes.baseAddress! + written, bytes.count - written)
+            if n > 0 {
+                written += n
+            } else if n < 0 && errno == EINTR {
+                continue
+            } else {
+                return n < 0 ? .current : .noSpace
+            }
+        }
+        return nil
+    }
 }

@@ -51,14 +51,8 @@ private func copyContents(from source: CInt, to target: CInt) -> Errno? {
                 return .current
             }
             if count == 0 { return nil }
-            var written = 0
-            while written < count {
-                let n = write(target, buffer.baseAddress! + written, count - written)
-                if n < 0 {
-                    if errno == EINTR { continue }
-                    return .current
-                }
-                written += n
+            if let error = FileDescriptor(rawValue: target).write(all: UnsafeRawBufferPointer(rebasing: buffer[0..<count])) {
+                return error
             }
             offset += off_t(count)
         }

@@ -49,23 +49,9 @@ extension Directory {
         let fd = withCName(sidecar) { sys_openat(descriptor.rawValue, $0, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600) }
         if fd < 0 { return .current }
         defer { _ = Glibc.close(fd) }
-        var written = 0
-        while written < bytes.count {
-            let n = bytes.withUnsafeBytes { write(fd, $0.baseAddress! + written, $0.count - written) }
-            if n < 0 && errno == EINTR { continue }
-            if n < 0 {
-                let error = Errno.current
-                remove(sidecar)
-                return error
-            }
-            written += n
-        }
-        if fsync(fd) != 0 {
-            let error = Errno.current
-            remove(sidecar)
-            return error
-        }
-        return nil
+        let failure = bytes.withUnsafeBytes { FileDescriptor(rawValue: fd).write(all: $0) } ?? (fsync(fd) == 0 ? nil : .current)
+        if failure != nil { remove(sidecar) }
+        return failure
     }
 
     /// Makes the sidecar of `name` here the sidecar of `newName` in `target`, replacing a stale one there (and removing
