@@ -135,7 +135,7 @@ enum HandlersCommand {
 
     static func entries(_ loaded: LoadedRegistrations) -> [Entry] {
         func stem(_ path: String) -> String {
-            let name = String(path.split(separator: "/").last ?? Substring(path))
+            let name = lastPathComponent(path)
             guard let suffix = RegistrationLoader.suffixes.first(where: { name.hasSuffix($0) }) else { return name }
             return String(name.dropLast(suffix.count))
         }

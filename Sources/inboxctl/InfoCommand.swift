@@ -191,13 +191,12 @@ final class Inspection {
         guard fstat(fd, &st) == 0 else { return .failure(InspectionError("cannot stat: \(Errno.current)")) }
         guard (st.st_mode & S_IFMT) == S_IFREG else { return .failure(InspectionError("not a regular file")) }
 
-        let name = String(path.split(separator: "/").last ?? Substring(path))
+        let name = lastPathComponent(path)
         var explicit = readingAttribute
             ? ExtendedAttributes(file).readString(SenderAttribute.contentType, limit: MetadataLimits.contentTypeBytes) : nil
         if readingAttribute && explicit == nil {
             // A file waiting in an Inbox may carry its type in its sidecar, which the agent reads as well.
-            let parent = path.contains("/") ? String(path[..<path.lastIndex(of: "/")!]) : "."
-            if let directory = try? Directory(path: parent.isEmpty ? "/" : parent),
+            if let directory = try? Directory(path: parentPath(path)),
                case .read(let bytes) = directory.readSidecar(of: Array(name.utf8), owner: st.st_uid) {
                 explicit = Sidecar.parse(bytes).metadata.contentType
             }

@@ -64,7 +64,7 @@ enum PreviewCommand {
         var status: CInt = 0
         for (index, file) in files.enumerated() {
             if Interruption.signal != 0 { break }
-            let title = index < titles.count ? titles[index] : String(file.split(separator: "/").last ?? Substring(file))
+            let title = index < titles.count ? titles[index] : lastPathComponent(file)
             let preview = DeliveryMetadata.Preview(title: title, index: index + 1, count: files.count)
             if !show(file, preview: preview, with: parsed.value("--with"), inspection: inspection, identities: identities,
                      landlockABI: landlockABI) {

@@ -161,7 +161,7 @@ enum SendCommand {
             guard let streamName = request.streamName else { return .failure(Failure(message: "stdin needs --type or --name")) }
             name = streamName
         } else {
-            name = FileNames.sanitized(Array((file.split(separator: "/").last.map(String.init) ?? file).utf8))
+            name = FileNames.sanitized(Array(lastPathComponent(file).utf8))
         }
         let source: CInt
         if file == "-" {

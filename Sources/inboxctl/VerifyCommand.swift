@@ -46,7 +46,7 @@ enum VerifyCommand {
         if stat(path, &st) == 0 && (st.st_mode & S_IFMT) == S_IFDIR {
             return RegistrationLoader.load(directories: [path], mime: hostMIME).diagnostics
         }
-        let name = path.split(separator: "/").last.map(String.init) ?? path
+        let name = lastPathComponent(path)
         switch readBounded(path, limit: RegistrationParser.maximumSize) {
         case .failure(let error):
             return [Diagnostic(.error, at: SourceLocation(file: path, line: 1), error.description)]

@@ -59,3 +59,13 @@ struct SidecarTests {
         #expect(members.map { String(decoding: $0.raw, as: UTF8.self) } == ["1.50", #"{"x":[ ]}"#])
     }
 }
+
+@Suite("Path names")
+struct PathNameTests {
+    @Test(arguments: [("/a/b.png", "b.png", "/a"), ("/b.png", "b.png", "/"), ("b.png", "b.png", "."),
+                      ("dir/b.png", "b.png", "dir"), ("/", "/", "/")])
+    func components(path: String, name: String, parent: String) {
+        #expect(lastPathComponent(path) == name)
+        #expect(parentPath(path) == parent)
+    }
+}

@@ -59,14 +59,15 @@ public struct PreviewSession {
         let scratch = try Scratch(identity: identity)
         defer { scratch.remove() }
 
+        let name = lastPathComponent(item.path)
         var shownPath = item.path
         var shownCopy: FileDescriptor?
         if let identity, identity.uid != getuid() {
             // Another identity: a copy the viewer's group may read and nobody but root may change or remove.
             let view = try scratch.root.subdirectory("view", mode: 0o750)
             _ = fchown(view.descriptor.rawValue, 0, identity.gid)
-            let name = FileNames.sanitized(Array((item.path.split(separator: "/").last.map(String.init) ?? "file").utf8))
-            switch scratch.root.copyIn(source, to: view, preferred: name.isEmpty ? "file" : name) {
+            let copyName = FileNames.sanitized(Array(name.utf8))
+            switch scratch.root.copyIn(source, to: view, preferred: copyName.isEmpty ? "file" : copyName) {
             case .success(let (placed, copy)):
                 _ = fchown(copy.rawValue, 0, identity.gid)
                 _ = fchmod(copy.rawValue, 0o440)
@@ -79,7 +80,6 @@ public struct PreviewSession {
         defer { shownCopy?.close() }
         let before = FileIdentity(shownCopy ?? source.descriptor)
 
-        let name = String(item.path.split(separator: "/").last ?? Substring(item.path))
         var metadata = DeliveryMetadata(
             deliveryID: Agent.newDeliveryID(), path: shownPath, name: name, contentType: item.contentType,
             contentTypes: item.contentTypes, sourceUID: getuid(), attempt: 1, documents: scratch.tmp,
@@ -203,9 +203,7 @@ private struct Scratch {
     }
 
     func remove() {
-        let parent = root.path.split(separator: "/", omittingEmptySubsequences: false).dropLast().joined(separator: "/")
-        guard let directory = try? Directory(path: parent.isEmpty ? "/" : parent),
-              let name = root.path.split(separator: "/").last else { return }
-        directory.removeTree(Array(name.utf8))
+        guard let directory = try? Directory(path: parentPath(root.path)) else { return }
+        directory.removeTree(Array(lastPathComponent(root.path).utf8))
     }
 }
