@@ -109,6 +109,31 @@ struct InboxctlPreviewTests {
         #expect(left.stdout.isEmpty)
     }
 
+    @Test func anInterruptedPreviewStopsItsViewerAndCleansUp() throws {
+        let world = try AgentHarness()
+        let script = try world.script("slow", "echo started; sleep 30 & wait")
+        try world.register("test.slow.\(world.tag)", exec: script.path, contentTypes: "public.plain-text")
+        let note = world.root.appendingPathComponent("note.txt")
+        try Data("note\n".utf8).write(to: note)
+        let scratchBase = world.root.appendingPathComponent("tmp")
+        try FileManager.default.createDirectory(at: scratchBase, withIntermediateDirectories: true)
+        let process = Process()
+        process.executableURL = Binaries.inboxctl
+        process.arguments = ["preview", "--handlers", world.handlers.path, "--state", world.state.path, note.path]
+        process.environment = ["TMPDIR": scratchBase.path, "PATH": "/usr/bin:/bin"]
+        let out = Pipe()
+        process.standardOutput = out
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        #expect(String(decoding: out.fileHandleForReading.readData(ofLength: 8), as: UTF8.self) == "started\n")
+        #expect(kill(process.processIdentifier, SIGINT) == 0)
+        process.waitUntilExit()
+        #expect(process.terminationStatus == 128 + SIGINT)
+        #expect(try run("/usr/bin/pgrep", ["-f", script.path]).stdout.isEmpty)
+        #expect(world.allEntries(of: scratchBase).isEmpty)
+        #expect(try String(contentsOf: note, encoding: .utf8) == "note\n")
+    }
+
     /// An ordinary user's viewer runs as that user on the file in place: Landlock, not permissions, keeps the file.
     @Test(.enabled(if: nobodyCanRunTheAgent, "the built inboxctl is not executable by nobody (uid 65534) from here"))
     func anOrdinaryUsersViewerCannotRemoveItsOwnFileAndAChmodIsReported() throws {
