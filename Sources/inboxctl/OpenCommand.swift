@@ -81,7 +81,7 @@ enum OpenCommand {
         }
         let type = report.resolved.identifier
         let loaded = inspection.loaded
-        if HandlerRequest.claims(handler, type: type, index: loaded.index, database: loaded.database) { return true }
+        if Routing.claims(handler, type: type, index: loaded.index, database: loaded.database) { return true }
         if force {
             guard let refusal = overrideRefusal(inspection.settings) else { return true }
             Inboxctl.write("inboxctl: \(handler) cannot open \(file) (\(type)), and \(refusal)\n", to: 2)

@@ -65,7 +65,7 @@ enum PreviewCommand {
         for (index, file) in files.enumerated() {
             if Interruption.signal != 0 { break }
             let title = index < titles.count ? titles[index] : lastPathComponent(file)
-            let preview = DeliveryMetadata.Preview(title: title, index: index + 1, count: files.count)
+            let preview = Delivery.Preview(title: title, index: index + 1, count: files.count)
             if !show(file, preview: preview, with: parsed.value("--with"), inspection: inspection, identities: identities,
                      landlockABI: landlockABI) {
                 status = 1
@@ -76,7 +76,7 @@ enum PreviewCommand {
     }
 
     /// Shows one file; false (after saying why) if it could not be shown or its viewer failed.
-    static func show(_ file: String, preview: DeliveryMetadata.Preview, with chosen: String?, inspection: Inspection,
+    static func show(_ file: String, preview: Delivery.Preview, with chosen: String?, inspection: Inspection,
                      identities: [String: Result<Identity, Identity.LookupError>], landlockABI: Int) -> Bool {
         let report: FileReport
         switch inspection.inspect(file) {

@@ -1,158 +1,120 @@
 import CShims
-import CSystemd
 import Glibc
 import InboxCore
 
-/// The inboxd agent: watches Inboxes, routes each arrival to a handler, launches it and cleans up.
-/// Single-threaded: everything runs in callbacks of one sd-event loop.
+/// The inboxd agent: builds the owners of the work and wires them together — the intake watcher yields arrivals,
+/// the router decides and moves them, the dispatcher runs their deliveries through the launcher — then runs them on
+/// one sd-event loop until stopped. It owns only the start-up order, the signals, the phase and reloads.
+/// Single-threaded: everything runs in callbacks of that loop.
 public final class Agent {
-    public enum Phase: Sendable { case starting, running, draining, stopped }
+    public enum Phase: String, Sendable { case starting, running, draining, stopped }
 
-    let settings: AgentSettings
-    let logger: Logger
-    let loop: EventLoop
-    let notifier = ServiceNotifier()
-    let isRoot = geteuid() == 0
-    var phase: Phase = .starting
-    /// The status `run()` returns; set when the agent stops because something it needs broke.
-    var exitCode: CInt = 0
-
-    // Directories.
-    var inboxes: [Directory] = []
-    let state: Directory
-    let containersRoot: Directory
-    let failed: Directory
-    let unhandled: Directory
-    var containers: [String: Container] = [:]
-
-    // Registrations.
-    var registrations = LoadedRegistrations()
-    var preferences = HandlerPreferences(byType: [:])
-    var identities: [String: Result<Identity, Identity.LookupError>] = [:]
-    var registrationsLoadedAt: Duration = .zero
-    var chainCache: [String: [String]] = [:]
-
-    // Types.
-    /// libmagic, in a sandboxed child; nil with ContentSniffing=no.
-    var sniffer: SnifferProcess?
-    /// Mismatches where the claim was kept, each reported once per registration load (see reportMismatch).
-    var reportedCarrierMismatches: Set<String> = []
-
-    // Sandbox.
+    private let settings: AgentSettings
+    private let logger: Logger
+    private let loop: EventLoop
+    private let notifier = ServiceNotifier()
+    private let state: StateDirectories
     /// The Landlock ABI handlers are sandboxed with; 0 when there is none (or Landlock=off).
-    var landlockABI = 0
-    /// One ruleset per handler, applied by each of its children; rebuilt after a reload.
-    var rulesets: [String: LandlockRuleset] = [:]
-
-    // Watching.
-    let inotify: Inotify
-    var inotifySource: EventSource?
-    var inboxWatches: [CInt: Directory] = [:]
-    var handlerWatches: Set<CInt> = []
-    /// Names seen by inotify or a rescan, not yet looked at. Bounded by `maxPendingNames`: past it
-    /// inotify is not read, so the kernel queue takes the rest (and an overflow means a rescan).
-    var pendingNames = NameQueue()
-    var intakePump: EventSource?
-    var inotifyPaused = false
-    var rescanNeeded = true
-    var reloadTimer: EventSource?
-    var signalSources: [EventSource] = []
-
-    /// Room for the largest attribute read (the annotation), allocated once.
-    let scratch = UnsafeMutableRawBufferPointer.allocate(byteCount: MetadataLimits.annotationBytes + 1, alignment: 8)
-
-    // Deliveries.
-    var queue = DeliveryQueue()
-    var running: [String: RunningDelivery] = [:]
-    var runningPerHandler: [String: Int] = [:]
-    var retryTimers: [String: EventSource] = [:]
-    var nextSequence: UInt64 = 0
-    var stopTimer: EventSource?
-    /// Child sources that only reap orphans the agent inherited as a subreaper and killed.
-    var orphans: [pid_t: EventSource] = [:]
-    var statusTimer: EventSource?
-    var trimTimer: EventSource?
-
-    /// Backpressure: past `highWater` queued deliveries intake pauses (files wait in the drop
-    /// Inbox, where they already are safe) and resumes below `lowWater`.
-    let highWater = 4096
-    let lowWater = 1024
-    let maxPendingNames = 16384
-    /// Arrivals looked at per loop iteration, so exits of running handlers are never kept waiting
-    /// behind a burst (each iteration dispatches one source, by priority).
-    let intakeBatch = 32
+    private let landlockABI: Int
+    private var catalog: HandlerCatalog
+    /// libmagic in a sandboxed child; nil with ContentSniffing=no.
+    private let sniffer: SnifferSupervisor?
+    private let watcher: IntakeWatcher
+    private let dispatcher: Dispatcher
+    private let router: Router
+    private let status: StatusReporter
+    private var phase = Phase.starting
+    /// The status `run()` returns; set when the agent stops because something it needs broke.
+    private var exitCode: CInt = 0
+    private var signalSources: [EventSource] = []
+    private var reloadTimer: EventSource?
+    private var trimTimer: EventSource?
 
     public init(settings: AgentSettings, logger: Logger) throws(SystemError) {
         self.settings = settings
         self.logger = logger
         loop = try EventLoop()
-        inotify = try Inotify()
-        state = try Directory.create(path: settings.stateDirectory, mode: 0o755)
-        containersRoot = try state.subdirectory("containers", mode: 0o711)
-        failed = try state.subdirectory("failed", mode: 0o700)
-        unhandled = try state.subdirectory("unhandled", mode: 0o700)
+        state = try StateDirectories(creating: settings.stateDirectory)
+        landlockABI = settings.landlock == .off ? 0 : LandlockRuleset.abi()
+        catalog = Self.loadCatalog(settings, state: state)
+        sniffer = settings.contentSniffing ? SnifferSupervisor(logger: logger, isRoot: ProcessEnvironment.isRoot) : nil
+        let reader = ArrivalReader(logger: logger)
+        let quarantine = Quarantine(state: state, logger: logger)
+        let launcher = ProcessLauncher(loop: loop, logger: logger, catalog: catalog, landlockABI: landlockABI,
+                                       landlockMode: settings.landlock) { [sniffer] in sniffer?.pid.map { [$0] } ?? [] }
+        dispatcher = Dispatcher(loop: loop, logger: logger, state: state, launcher: launcher, catalog: catalog,
+                                limits: .init(maxConcurrent: settings.maxConcurrent, retryPolicy: settings.retryPolicy,
+                                              defaultTimeout: settings.defaultTimeout))
+        router = Router(logger: logger, state: state, inspector: TypeInspector(sniffer: sniffer), reader: reader,
+                        dispatcher: dispatcher, catalog: catalog)
+        watcher = try IntakeWatcher(loop: loop, logger: logger, reader: reader, quarantine: quarantine)
+        status = StatusReporter(loop: loop, notifier: notifier, runtimeDirectory: settings.runtimeDirectory)
+        wire()
     }
 
-    deinit { scratch.deallocate() }
+    private static func loadCatalog(_ settings: AgentSettings, state: StateDirectories) -> HandlerCatalog {
+        HandlerCatalog.load(settings, identities: .resolve(isRoot: ProcessEnvironment.isRoot,
+                                                           containersPath: StateDirectories.paths(of: state.root.path).containers),
+                            at: EventLoop.now())
+    }
+
+    /// Who tells whom: arrivals to the router, its deliveries to the dispatcher, room in the queue back to intake.
+    private func wire() {
+        watcher.arrived = { [unowned self] arrival in self.router.route(arrival) }
+        watcher.hasRoom = { [unowned self] in !self.dispatcher.isFull }
+        watcher.batchDone = { [unowned self] in self.dispatcher.launchReady() }
+        watcher.handlersChanged = { [unowned self] in self.scheduleReload() }
+        dispatcher.reroute = { [unowned self] delivery in self.router.reroute(delivery) }
+        dispatcher.roomForIntake = { [unowned self] in self.watcher.resume() }
+        dispatcher.changed = { [unowned self] in
+            self.status.updateSoon()
+            self.trimWhenIdle()
+        }
+        dispatcher.drained = { [unowned self] in self.loop.exit(code: self.exitCode) }
+        sniffer?.lost = { [unowned self] in
+            self.exitCode = EXIT_FAILURE
+            self.beginDraining(reason: "no content sniffer")
+        }
+        status.line = { [unowned self] in self.statusLine() }
+        status.snapshot = { [unowned self] now, wallClock in self.snapshot(now: now, wallClock: wallClock) }
+    }
 
     /// Sets everything up, announces READY=1 and runs until stopped; returns the exit status.
     public func run() throws(SystemError) -> CInt {
         Signals.block([SIGTERM, SIGINT, SIGHUP, SIGCHLD])
-        for (signal, action) in [(SIGTERM, "SIGTERM"), (SIGINT, "SIGINT")] {
-            signalSources.append(try loop.addSignal(signal) { [unowned self] in self.beginDraining(reason: action) })
+        for (signal, name) in [(SIGTERM, "SIGTERM"), (SIGINT, "SIGINT")] {
+            signalSources.append(try loop.addSignal(signal) { [unowned self] in self.beginDraining(reason: name) })
         }
         signalSources.append(try loop.addSignal(SIGHUP) { [unowned self] in self.reload(reason: "SIGHUP") })
         loop.enableWatchdog()
-        // A handler's daemonized descendants become our children when their parents exit, so that
-        // they can be found and stopped with it (prctl(2), PR_SET_CHILD_SUBREAPER).
+        // A handler's daemonized descendants become our children when their parents exit, so that they can be found
+        // and stopped with it (prctl(2), PR_SET_CHILD_SUBREAPER).
         _ = inbox_set_child_subreaper()
-
-        setUpLandlock()
-        guard setUpSniffing() else { return EXIT_FAILURE }
-        inotifySource = try loop.addIO(inotify.descriptor) { [unowned self] _ in self.readInotify() }
-        let pump = try loop.addDefer { [unowned self] in self.pumpIntake() }
-        pump.setPriority(Priority.intake)
-        pump.setEnabled(.off)
-        intakePump = pump
-        reloadRegistrations()
-        watchHandlerDirectories()
-        for path in settings.inboxes {
-            let inbox = try Directory.create(path: path, mode: 0o755)
-            let watch = try inotify.addWatch(path, mask: [.closeWrite, .movedTo])
-            inboxWatches[watch] = inbox
-            inboxes.append(inbox)
-        }
+        reportLandlock()
+        guard startSniffing() else { return EXIT_FAILURE }
+        try watcher.start()
+        catalog.report(to: logger)
+        watcher.watch(handlerDirectories: settings.handlerDirectories)
+        try watcher.watch(inboxes: settings.inboxes)
         phase = .running
-        // Files already there, or left over from a previous run, are taken now that watches exist.
-        recoverContainers()
-        redispatchUnhandled()
-        rescanNeeded = true
-        updateIntakePump()
-        logger.log(.info, "Watching \(inboxes.count) inbox\(inboxes.count == 1 ? "" : "es")", event: .started,
-                   fields: ["INBOX_INBOXES": settings.inboxes.joined(separator: " "),
-                            "INBOX_STATE_DIRECTORY": settings.stateDirectory])
+        // Files already there, or left over from a previous run, are taken now that the watches exist.
+        router.recoverContainers()
+        router.redispatchUnhandled()
+        watcher.resume()
+        logger.log(.info, "Watching \(Self.inboxes(settings.inboxes.count))", event: .started, fields: [
+            "INBOX_INBOXES": settings.inboxes.joined(separator: " "), "INBOX_STATE_DIRECTORY": settings.stateDirectory])
         notifier.ready(status: statusLine())
-        writeStatusSoon()
-        launchReady()
+        status.updateSoon()
+        dispatcher.launchReady()
         let code = try loop.run()
         phase = .stopped
-        // A status file left behind would describe an agent that is gone.
-        if let runtime = try? Directory(path: settings.runtimeDirectory) {
-            _ = unlinkat(runtime.descriptor.rawValue, "status.json", 0)
-        }
+        sniffer?.stop()
+        status.removeFile()
         return code
     }
 
-    /// "Watching 1 inbox; 3 queued, 2 running"
-    func statusLine() -> String {
-        var base = "Watching \(inboxes.count) inbox\(inboxes.count == 1 ? "" : "es"); \(queue.count) queued, \(running.count) running"
-        if landlockABI == 0 { base += "; no Landlock" }
-        return phase == .draining ? "Stopping; \(running.count) running" : base
-    }
-
     /// Says once, at start-up, how handlers will be confined.
-    func setUpLandlock() {
-        landlockABI = settings.landlock == .off ? 0 : LandlockRuleset.abi()
+    private func reportLandlock() {
         if landlockABI > 0 {
             logger.log(.info, "Handlers are sandboxed with Landlock ABI \(landlockABI)",
                        fields: ["INBOX_LANDLOCK_ABI": String(landlockABI)])
@@ -165,17 +127,17 @@ public final class Agent {
         logger.log(.warning, "\(why): \(consequence)", fields: ["INBOX_LANDLOCK_ABI": "0"])
     }
 
-    /// Starts the content sniffer unless ContentSniffing=no. A sniffer that cannot start stops the agent: without
-    /// it a file's name alone would decide, and an executable named .png would reach an image viewer.
-    func setUpSniffing() -> Bool {
-        guard settings.contentSniffing else {
+    /// Starts the content sniffer unless ContentSniffing=no. A sniffer that cannot start stops the agent: without it a
+    /// file's name alone would decide, and an executable named .png would reach an image viewer.
+    private func startSniffing() -> Bool {
+        guard let sniffer else {
             logger.log(.warning, "Content sniffing is off (ContentSniffing=no): names and attributes alone decide types")
             return true
         }
         do throws(SniffError) {
-            let sniffer = try startSniffer()
-            logger.log(.info, "Content sniffing with libmagic \(sniffer.version) in a sandboxed child (pid \(sniffer.process.pid)), "
-                       + "first \(ContentSniffer.byteLimit) bytes")
+            let process = try sniffer.start()
+            logger.log(.info, "Content sniffing with libmagic \(process.version) in a sandboxed child (pid "
+                       + "\(process.process.pid)), first \(ContentSniffer.byteLimit) bytes")
             return true
         } catch {
             logger.log(.error, "Cannot start the content sniffer: \(error); install libmagic-mgc or set ContentSniffing=no")
@@ -183,91 +145,85 @@ public final class Agent {
         }
     }
 
-    /// A new sniffer child: under an identity of its own when the agent is root (never as root), else as the
-    /// agent's user.
-    @discardableResult
-    func startSniffer() throws(SniffError) -> SnifferProcess {
-        let sniffer = try SnifferProcess(executable: Self.ownExecutable, identity: isRoot ? DynamicIdentity.sniffer : nil,
-                                         landlockABI: LandlockRuleset.abi())
-        self.sniffer = sniffer
-        return sniffer
-    }
+    // MARK: Reloading
 
-    /// The running sniffer, started again if it died since the last file (which is then not to blame).
-    func liveSniffer() -> SnifferProcess? {
-        guard let current = sniffer else { return nil }
-        if current.isAlive { return current }
-        logger.log(.warning, "The content sniffer (pid \(current.process.pid)) exited; starting another")
-        return restartSniffer()
-    }
-
-    /// Replaces the sniffer; if no new one starts, the agent stops (it never types files by name alone unasked).
-    @discardableResult
-    func restartSniffer() -> SnifferProcess? {
-        sniffer?.stop()
-        do throws(SniffError) {
-            return try startSniffer()
-        } catch {
-            sniffer = nil
-            logger.log(.error, "Cannot start the content sniffer again: \(error); stopping")
-            exitCode = EXIT_FAILURE
-            beginDraining(reason: "no content sniffer")
-            return nil
+    /// A change in handlers.d reloads after a short pause, so an editor's save (write, rename, chmod) is one reload.
+    private func scheduleReload() {
+        guard reloadTimer == nil else { return }
+        reloadTimer = try? loop.addTimer(after: .milliseconds(100), accuracy: .milliseconds(10)) { [unowned self] in
+            self.reloadTimer = nil
+            self.reload(reason: "handlers.d changed")
         }
     }
 
-    /// This program, to start its sniffer from (/proc/self/exe, read once).
-    static let ownExecutable: String = {
-        var buffer = [CChar](repeating: 0, count: 4096)
-        let count = readlink("/proc/self/exe", &buffer, buffer.count - 1)
-        guard count > 0 else { return "/proc/self/exe" }
-        return String(decoding: buffer.prefix(count).map { UInt8(bitPattern: $0) }, as: UTF8.self)
-    }()
-
-    /// Coalesces STATUS= and status file updates to a few per second during bursts.
-    func writeStatusSoon() {
-        guard statusTimer == nil else { return }
-        statusTimer = try? loop.addTimer(after: .milliseconds(250), accuracy: .milliseconds(50)) { [unowned self] in
-            self.statusTimer = nil
-            self.notifier.status(self.statusLine())
-            self.writeStatusFile()
-        }
-    }
-
-    /// Event source priorities: lower runs first.
-    enum Priority {
-        static let childExit: Int64 = -10
-        static let intake: Int64 = 10
+    /// Reads handlers.d and defaults.conf again and swaps the catalog whole; what waits for handlers that changed is
+    /// routed again.
+    private func reload(reason: String) {
+        guard phase == .running else { return }
+        notifier.reloading()
+        logger.log(.debug, "Reloading registrations (\(reason))")
+        // A journald restarted since the last load would leave handler output on dead streams.
+        logger.resetStreams()
+        catalog = Self.loadCatalog(settings, state: state)
+        catalog.report(to: logger)
+        router.use(catalog)
+        dispatcher.use(catalog)
+        watcher.watch(handlerDirectories: settings.handlerDirectories)
+        router.redispatchUnhandled()
+        notifier.ready(status: statusLine())
+        dispatcher.launchReady()
     }
 
     // MARK: Stopping
 
-    func beginDraining(reason: String) {
+    /// SIGTERM: stop intake, let running handlers finish within the stop timeout, then stop them; exit when none runs.
+    private func beginDraining(reason: String) {
         guard phase == .running || phase == .starting else { return }
         phase = .draining
-        inotifySource?.setEnabled(.off)
-        intakePump?.setEnabled(.off)
-        for timer in retryTimers.values { timer.setEnabled(.off) }
-        retryTimers.removeAll()
-        logger.log(.info, "Stopping on \(reason); waiting for \(running.count) running handler(s)", event: .stopping)
+        watcher.stop()
+        logger.log(.info, "Stopping on \(reason); waiting for \(dispatcher.runningCount) running handler(s)", event: .stopping)
         notifier.stopping(status: statusLine())
-        writeStatusFile()
-        if running.isEmpty {
-            loop.exit(code: exitCode)
-            return
-        }
-        // Running handlers get the stop timeout to finish, then SIGTERM, then SIGKILL.
-        stopTimer = try? loop.addTimer(after: settings.stopTimeout) { [unowned self] in
-            for delivery in self.running.values { delivery.signalGroup(SIGTERM) }
-            self.stopTimer = try? self.loop.addTimer(after: .seconds(3)) { [unowned self] in
-                for delivery in self.running.values { delivery.signalGroup(SIGKILL) }
-            }
+        status.writeFile()
+        dispatcher.drain(timeout: settings.stopTimeout)
+    }
+
+    /// After a burst the heap holds memory the queue no longer needs; a second after the agent falls idle it is given
+    /// back (malloc_trim(3)), so an idle agent stays small. Once per idle spell, never in the middle of work.
+    private func trimWhenIdle() {
+        guard trimTimer == nil, dispatcher.isIdle else { return }
+        trimTimer = try? loop.addTimer(after: .seconds(1), accuracy: .milliseconds(250)) { [unowned self] in
+            self.trimTimer = nil
+            if self.dispatcher.isIdle && self.watcher.pendingCount == 0 { _ = inbox_malloc_trim() }
         }
     }
 
-    func finishDrainingIfDone() {
-        if phase == .draining && running.isEmpty {
-            loop.exit(code: exitCode)
-        }
+    // MARK: Status
+
+    private static func inboxes(_ count: Int) -> String { "\(count) inbox\(count == 1 ? "" : "es")" }
+
+    /// "Watching 1 inbox; 3 queued, 2 running"
+    private func statusLine() -> String {
+        if phase == .draining { return "Stopping; \(dispatcher.runningCount) running" }
+        let line = "Watching \(Self.inboxes(watcher.inboxes.count)); \(dispatcher.queuedCount) queued, "
+            + "\(dispatcher.runningCount) running"
+        return landlockABI == 0 ? line + "; no Landlock" : line
+    }
+
+    private func snapshot(now: Duration, wallClock: Int64) -> AgentStatus {
+        var status = AgentStatus()
+        status.pid = ProcessEnvironment.processID
+        status.phase = phase.rawValue
+        status.inboxes = settings.inboxes
+        status.stateDirectory = settings.stateDirectory
+        status.queued = dispatcher.queuedCount
+        status.inFlight = dispatcher.inFlight(now: now)
+        status.failed = StateDirectories.visibleCount(state.failed)
+        status.unhandled = StateDirectories.visibleCount(state.unhandled)
+        status.landlockABI = landlockABI
+        status.registrations = catalog.registrations.count
+        status.registrationsLoadedAtUSec = wallClock - Int64((now - catalog.loadedAt).microseconds)
+        status.contentSniffing = settings.contentSniffing
+        status.sniffer = sniffer?.current.map { .init(pid: $0.process.pid, libmagic: $0.version) }
+        return status
     }
 }

@@ -34,6 +34,13 @@ public final class Logger {
     public func log(_ priority: LogPriority, _ message: String, event: JournalEvent? = nil,
                     fields: KeyValuePairs<String, String?> = [:]) {
         guard isEnabled(priority) else { return }
+        log(priority, message, event: event, fields: fields.map { (key: $0.key, value: $0.value) })
+    }
+
+    /// The same with fields built up in code (a delivery's common fields and those of one event).
+    public func log(_ priority: LogPriority, _ message: String, event: JournalEvent? = nil,
+                    fields: [(key: String, value: String?)]) {
+        guard isEnabled(priority) else { return }
         var entry = JournalEntry()
         entry.append("MESSAGE", message)
         entry.append("PRIORITY", priority.digit)

@@ -13,9 +13,9 @@ public struct PreviewSession {
         public var path: String
         public var contentType: String
         public var contentTypes: [String]
-        public var preview: DeliveryMetadata.Preview
+        public var preview: Delivery.Preview
 
-        public init(path: String, contentType: String, contentTypes: [String], preview: DeliveryMetadata.Preview) {
+        public init(path: String, contentType: String, contentTypes: [String], preview: Delivery.Preview) {
             self.path = path
             self.contentType = contentType
             self.contentTypes = contentTypes
@@ -80,11 +80,11 @@ public struct PreviewSession {
         defer { shownCopy?.close() }
         let before = FileIdentity(shownCopy ?? source.descriptor)
 
-        var metadata = DeliveryMetadata(
-            deliveryID: Agent.newDeliveryID(), path: shownPath, name: name, contentType: item.contentType,
-            contentTypes: item.contentTypes, sourceUID: getuid(), attempt: 1, documents: scratch.tmp,
-            handler: registration.identifier)
-        metadata.preview = item.preview
+        var delivery = Delivery(
+            id: ArrivalReader.newDeliveryID(), handler: registration.identifier, name: name, path: shownPath,
+            documents: scratch.tmp, contentType: item.contentType, contentTypes: item.contentTypes, sourceUID: getuid(),
+            attempt: 1)
+        delivery.preview = item.preview
         var ruleset: LandlockRuleset?
         if landlockABI > 0 {
             let sandbox = try LandlockRuleset(abi: landlockABI)
@@ -97,9 +97,9 @@ public struct PreviewSession {
                               errno: .notSupported)
         }
 
-        let stdin = try makeMemoryFile(name: "inboxctl-preview", contents: metadata.stdinDocument())
+        let stdin = try makeMemoryFile(name: "inboxctl-preview", contents: delivery.stdinDocument())
         defer { stdin.close() }
-        var request = SpawnRequest(handler: registration, metadata: metadata, tmp: scratch.tmp, identity: identity,
+        var request = SpawnRequest(handler: registration, delivery: delivery, tmp: scratch.tmp, identity: identity,
                                    passing: Self.passedEnvironment(switchingUser: identity != nil),
                                    standardInput: stdin, output: output)
         request.workingDirectory = scratch.tmp

@@ -1,15 +1,15 @@
 import Testing
 @testable import InboxCore
 
-@Suite("Delivery metadata")
-struct DeliveryMetadataTests {
+@Suite("What a handler is told: environment and stdin")
+struct HandlerDocumentTests {
     static func metadata(sourceApp: String? = "com.example.sender", sourceUID: UInt32? = 1000,
-                         annotation: [UInt8]? = Array("{\"page\": 3}".utf8)) -> DeliveryMetadata {
-        DeliveryMetadata(deliveryID: "d-42", path: "/var/lib/inboxd/containers/v/Inbox/My \"Photo\".png",
-                         name: "My \"Photo\".png", contentType: "public.png",
-                         contentTypes: ["public.png", "public.image", "public.data", "public.content", "public.item"],
-                         sourceApp: sourceApp, sourceUID: sourceUID, annotation: annotation, attempt: 2,
-                         documents: "/var/lib/inboxd/containers/v/Documents", handler: "com.example.viewer")
+                         annotation: [UInt8]? = Array("{\"page\": 3}".utf8)) -> Delivery {
+        Delivery(id: "d-42", handler: "com.example.viewer", name: "My \"Photo\".png",
+                 path: "/var/lib/inboxd/containers/v/Inbox/My \"Photo\".png",
+                 documents: "/var/lib/inboxd/containers/v/Documents", contentType: "public.png",
+                 contentTypes: ["public.png", "public.image", "public.data", "public.content", "public.item"],
+                 sourceApp: sourceApp, sourceUID: sourceUID, annotation: annotation, attempt: 2)
     }
 
     @Test func fullEnvironment() {
@@ -99,7 +99,7 @@ struct DeliveryMetadataTests {
 
     @Test func aPreviewAddsItsTitleAndPlace() {
         var metadata = Self.metadata(annotation: nil)
-        metadata.preview = DeliveryMetadata.Preview(title: "Holiday \"2026\"", index: 2, count: 3)
+        metadata.preview = Delivery.Preview(title: "Holiday \"2026\"", index: 2, count: 3)
         #expect(Array(metadata.environment().suffix(4)) == ["INBOX_PREVIEW=1", "INBOX_TITLE=Holiday \"2026\"",
                                                             "INBOX_PREVIEW_INDEX=2", "INBOX_PREVIEW_COUNT=3"])
         let stdin = String(decoding: metadata.stdinDocument(), as: UTF8.self)

@@ -1,47 +1,65 @@
 import Testing
 @testable import InboxCore
 
-@Suite("A sender's choice of handler")
-struct HandlerRequestTests {
+@Suite("Routing: where an arrival goes")
+struct RoutingTests {
     static let index = SelectionIndex([
         HandlerSelectorTests.handler("image-viewer", [(["public.image"], .alternate)]),
         HandlerSelectorTests.handler("png-owner", [(["public.png"], .owner)]),
         HandlerSelectorTests.handler("declares-only", [(["public.png"], .none)]),
         HandlerSelectorTests.handler("text-editor", [(["public.plain-text"], .default)]),
+        HandlerSelectorTests.handler("text-editor-2", [(["public.plain-text"], .default)]),
     ])
 
     struct Case: Sendable, CustomTestStringConvertible {
         let name: String
-        let handler: String
+        var handler: String? = nil
         var type = "public.png"
         var override = false
         var trusted = false
-        let decision: HandlerRequest.Decision
+        var preferences: [String: String] = [:]
+        let decision: Routing.Decision
         var testDescription: String { name }
     }
 
     static let cases: [Case] = [
+        // The sender's choice.
         Case(name: "any candidate, not only the best", handler: "image-viewer",
-             decision: .deliver(handler: "image-viewer", overridden: false)),
-        Case(name: "the best one", handler: "png-owner", decision: .deliver(handler: "png-owner", overridden: false)),
-        Case(name: "a handler for another type", handler: "text-editor", decision: .refused("text-editor cannot open public.png")),
+             decision: .deliver(handler: "image-viewer", chosenBy: .sender)),
+        Case(name: "the best one", handler: "png-owner", decision: .deliver(handler: "png-owner", chosenBy: .sender)),
+        Case(name: "a handler for another type", handler: "text-editor",
+             decision: .reject(reason: "refused: text-editor cannot open public.png")),
         Case(name: "Rank=None does not open", handler: "declares-only",
-             decision: .refused("declares-only cannot open public.png")),
+             decision: .reject(reason: "refused: declares-only cannot open public.png")),
         Case(name: "a more general claim does not open a more specific request", handler: "png-owner", type: "public.image",
-             decision: .refused("png-owner cannot open public.image")),
+             decision: .reject(reason: "refused: png-owner cannot open public.image")),
         Case(name: "override by an untrusted sender", handler: "text-editor", override: true,
-             decision: .refused("text-editor cannot open public.png, and only root or the agent's own user may override that")),
+             decision: .reject(reason: "refused: text-editor cannot open public.png, and only root or the agent's own user "
+                               + "may override that")),
         Case(name: "override by a trusted sender", handler: "text-editor", override: true, trusted: true,
-             decision: .deliver(handler: "text-editor", overridden: true)),
+             decision: .deliver(handler: "text-editor", chosenBy: .senderOverride)),
         Case(name: "override not needed", handler: "png-owner", override: true,
-             decision: .deliver(handler: "png-owner", overridden: false)),
-        Case(name: "not registered", handler: "com.example.missing", override: true, trusted: true, decision: .notRegistered),
+             decision: .deliver(handler: "png-owner", chosenBy: .sender)),
+        Case(name: "not registered", handler: "com.example.missing", override: true, trusted: true,
+             decision: .park(requested: "com.example.missing")),
+        Case(name: "a preference does not bend a sender's choice", handler: "image-viewer",
+             preferences: ["public.png": "png-owner"], decision: .deliver(handler: "image-viewer", chosenBy: .sender)),
+        // Rank selection.
+        Case(name: "the best candidate by rank", decision: .deliver(handler: "png-owner", chosenBy: .rank)),
+        Case(name: "a preference wins over rank", preferences: ["public.image": "image-viewer"],
+             decision: .deliver(handler: "image-viewer", chosenBy: .rank)),
+        Case(name: "a more general claim", type: "public.jpeg", decision: .deliver(handler: "image-viewer", chosenBy: .rank)),
+        Case(name: "no candidate: parked", type: "com.adobe.pdf", decision: .park(requested: nil)),
+        Case(name: "Rank=None alone is no candidate", type: "public.data", decision: .park(requested: nil)),
+        Case(name: "a tie broken by identifier is named", type: "public.plain-text",
+             decision: .deliver(handler: "text-editor", chosenBy: .rank, tiedWith: ["text-editor", "text-editor-2"])),
     ]
 
     @Test(arguments: cases)
     func decide(_ test: Case) {
-        #expect(HandlerRequest.decide(handler: test.handler, override: test.override, trusted: test.trusted, type: test.type,
-                                      index: Self.index, database: .builtin) == test.decision)
+        let request = test.handler.map { Routing.Request(handler: $0, override: test.override, trusted: test.trusted) }
+        #expect(Routing.decide(type: test.type, request: request, index: Self.index, database: .builtin,
+                               preferences: HandlerPreferences(byType: test.preferences)) == test.decision)
     }
 
     @Test func sidecarCarriesTheChoice() {

@@ -1,13 +1,13 @@
 import Glibc
 
 /// A handler's private directories: `containers/<id>/{Inbox,Documents,tmp}`.
-/// The Inbox sits beside Documents, never inside it (DESIGN.md, Directories).
-final class Container {
-    let handler: String
-    let root: Directory
-    let inbox: Directory
-    let documents: String
-    let tmp: String
+/// The Inbox sits beside Documents, never inside it (docs/design.md, Directories).
+public final class Container {
+    public let handler: String
+    public let root: Directory
+    public let inbox: Directory
+    public let documents: String
+    public let tmp: String
 
     init(handler: String, in containers: Directory, identity: Identity?) throws(SystemError) {
         self.handler = handler
@@ -29,27 +29,5 @@ final class Container {
         // what keeps handlers out of each other's containers (Landlock leaves reading to them).
         _ = fchmod(documentsDirectory.descriptor.rawValue, 0o700)
         _ = fchmod(tmpDirectory.descriptor.rawValue, 0o700)
-    }
-}
-
-/// A handler process the agent is waiting for.
-final class RunningDelivery {
-    var delivery: Delivery
-    let pid: pid_t
-    let started: Duration
-    var childSource: EventSource?
-    var timeoutSource: EventSource?
-    var timedOut = false
-
-    init(delivery: Delivery, pid: pid_t, started: Duration) {
-        self.delivery = delivery
-        self.pid = pid
-        self.started = started
-    }
-
-    /// Signals the handler's whole process group: it was made a session leader, so its
-    /// descendants share its pid as group id. Safe from pid reuse while the leader is unreaped.
-    func signalGroup(_ signal: CInt) {
-        if kill(-pid, signal) != 0 { _ = kill(pid, signal) }
     }
 }

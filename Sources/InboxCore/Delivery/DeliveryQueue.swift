@@ -1,0 +1,55 @@
+/// What the queue orders: per handler, by a global arrival sequence.
+public protocol Queueable {
+    var handler: String { get }
+    var sequence: UInt64 { get }
+}
+
+/// Per-handler FIFO queues served in global arrival order: the next item is the oldest whose handler has room.
+public struct DeliveryQueue<Item: Queueable> {
+    private var queues: [String: [Item]] = [:]
+    private var heads: [String: Int] = [:]
+    public private(set) var count = 0
+
+    public init() {}
+
+    public mutating func append(_ item: Item) {
+        queues[item.handler, default: []].append(item)
+        count += 1
+    }
+
+    /// Removes and returns the earliest item whose handler `canRun`.
+    public mutating func popNext(where canRun: (String) -> Bool) -> Item? {
+        var best: (handler: String, sequence: UInt64)?
+        for (handler, items) in queues {
+            let head = heads[handler, default: 0]
+            guard head < items.count, canRun(handler) else { continue }
+            if best == nil || items[head].sequence < best!.sequence { best = (handler, items[head].sequence) }
+        }
+        guard let handler = best?.handler, let items = queues[handler] else { return nil }
+        let head = heads[handler, default: 0]
+        let item = items[head]
+        if head + 1 == items.count {
+            queues[handler] = nil
+            heads[handler] = nil
+        } else if head > 1024 && head * 2 > items.count {
+            queues[handler] = Array(items[(head + 1)...])
+            heads[handler] = 0
+        } else {
+            heads[handler] = head + 1
+        }
+        count -= 1
+        return item
+    }
+
+    /// Takes every waiting item of handlers for which `predicate` is true.
+    public mutating func removeAll(where predicate: (String) -> Bool) -> [Item] {
+        var removed: [Item] = []
+        for (handler, items) in queues where predicate(handler) {
+            removed += items[heads[handler, default: 0]...]
+            queues[handler] = nil
+            heads[handler] = nil
+        }
+        count -= removed.count
+        return removed.sorted { $0.sequence < $1.sequence }
+    }
+}

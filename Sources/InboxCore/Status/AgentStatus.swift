@@ -1,0 +1,104 @@
+/// What the agent is doing, as it writes it to `status.json` in its runtime directory and `inboxctl status` reads it
+/// back: one schema, encoded and decoded here. Times are wall-clock microseconds since the epoch; ages are as of
+/// `writtenAtUSec`.
+public struct AgentStatus: Sendable, Hashable {
+    /// One handler running for one delivery.
+    public struct InFlight: Sendable, Hashable {
+        public var handler: String
+        public var file: String
+        public var deliveryID: String
+        public var attempt: Int
+        public var pid: Int32
+        public var ageUSec: Int64
+
+        public init(handler: String, file: String, deliveryID: String, attempt: Int, pid: Int32, ageUSec: Int64) {
+            self.handler = handler
+            self.file = file
+            self.deliveryID = deliveryID
+            self.attempt = attempt
+            self.pid = pid
+            self.ageUSec = ageUSec
+        }
+    }
+
+    /// The content sniffer child.
+    public struct Sniffer: Sendable, Hashable {
+        public var pid: Int32
+        public var libmagic: String
+
+        public init(pid: Int32, libmagic: String) {
+            self.pid = pid
+            self.libmagic = libmagic
+        }
+    }
+
+    public var pid: Int32 = 0
+    /// starting, running, draining or stopped.
+    public var phase: String = "starting"
+    public var inboxes: [String] = []
+    public var stateDirectory: String = ""
+    public var queued: Int = 0
+    public var inFlight: [InFlight] = []
+    public var failed: Int = 0
+    public var unhandled: Int = 0
+    /// The Landlock ABI handlers are confined with; 0 without Landlock.
+    public var landlockABI: Int = 0
+    public var registrations: Int = 0
+    public var registrationsLoadedAtUSec: Int64 = 0
+    public var contentSniffing: Bool = true
+    public var sniffer: Sniffer?
+    public var writtenAtUSec: Int64 = 0
+
+    public init() {}
+
+    /// The status file's text: one JSON object and a newline.
+    public func json() -> String {
+        let inFlight = inFlight.map { run in
+            "{\"handler\":\(JSON.quote(run.handler)),\"file\":\(JSON.quote(run.file)),"
+                + "\"deliveryID\":\(JSON.quote(run.deliveryID)),\"attempt\":\(run.attempt),"
+                + "\"pid\":\(run.pid),\"ageUSec\":\(run.ageUSec)}"
+        }
+        let sniffer = sniffer.map { "{\"pid\":\($0.pid),\"libmagic\":\(JSON.quote($0.libmagic))}" } ?? "null"
+        return "{\"pid\":\(pid),\"phase\":\(JSON.quote(phase)),"
+            + "\"inboxes\":[\(inboxes.map(JSON.quote).joined(separator: ","))],"
+            + "\"stateDirectory\":\(JSON.quote(stateDirectory)),"
+            + "\"queued\":\(queued),\"inFlight\":[\(inFlight.joined(separator: ","))],"
+            + "\"failed\":\(failed),\"unhandled\":\(unhandled),"
+            + "\"landlock\":\(landlockABI > 0),\"landlockABI\":\(landlockABI),\"registrations\":\(registrations),"
+            + "\"registrationsLoadedAtUSec\":\(registrationsLoadedAtUSec),"
+            + "\"contentSniffing\":\(contentSniffing),\"sniffer\":\(sniffer),"
+            + "\"writtenAtUSec\":\(writtenAtUSec)}\n"
+    }
+
+    /// Reads a status file's text; a missing or mistyped member takes its default, so an older or newer agent's
+    /// file still reads. The error is the JSON parser's.
+    public static func parse(_ bytes: [UInt8]) -> Result<AgentStatus, JSONError> {
+        let value: JSONValue
+        switch JSONValue.parse(bytes) {
+        case .success(let parsed): value = parsed
+        case .failure(let error): return .failure(error)
+        }
+        var status = AgentStatus()
+        status.pid = Int32(clamping: value["pid"]?.int ?? 0)
+        status.phase = value["phase"]?.string ?? "?"
+        status.inboxes = value["inboxes"]?.array?.compactMap(\.string) ?? []
+        status.stateDirectory = value["stateDirectory"]?.string ?? "?"
+        status.queued = value["queued"]?.int ?? 0
+        status.inFlight = (value["inFlight"]?.array ?? []).map { run in
+            InFlight(handler: run["handler"]?.string ?? "?", file: run["file"]?.string ?? "?",
+                     deliveryID: run["deliveryID"]?.string ?? "?", attempt: run["attempt"]?.int ?? 0,
+                     pid: Int32(clamping: run["pid"]?.int ?? 0), ageUSec: Int64(run["ageUSec"]?.int ?? 0))
+        }
+        status.failed = value["failed"]?.int ?? 0
+        status.unhandled = value["unhandled"]?.int ?? 0
+        status.landlockABI = value["landlockABI"]?.int ?? 0
+        status.registrations = value["registrations"]?.int ?? 0
+        status.registrationsLoadedAtUSec = Int64(value["registrationsLoadedAtUSec"]?.int ?? 0)
+        status.contentSniffing = value["contentSniffing"]?.bool ?? true
+        if let sniffer = value["sniffer"], sniffer != .null {
+            status.sniffer = Sniffer(pid: Int32(clamping: sniffer["pid"]?.int ?? 0), libmagic: sniffer["libmagic"]?.string ?? "?")
+        }
+        status.writtenAtUSec = Int64(value["writtenAtUSec"]?.int ?? 0)
+        return .success(status)
+    }
+}

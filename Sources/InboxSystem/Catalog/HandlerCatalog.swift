@@ -1,0 +1,116 @@
+import InboxCore
+
+/// Everything the agent knows about handlers, loaded in one place and in one order — the host's MIME database, then
+/// the registrations in the handlers.d search path (with the types they declare), then who each handler runs as,
+/// then the administrator's preferences — and swapped whole on reload. inboxctl loads the same value, so it sees
+/// exactly what the agent sees.
+public final class HandlerCatalog {
+    /// Whether to work out who each handler runs as (the agent does; most inboxctl commands need not).
+    public enum IdentityLookup: Sendable {
+        case skip
+        /// As the agent would: `isRoot` picks identities of their own; they are allocated beside `containersPath`.
+        case resolve(isRoot: Bool, containersPath: String)
+    }
+
+    public let loaded: LoadedRegistrations
+    public let preferences: HandlerPreferences
+    public let identities: [String: Result<Identity, Identity.LookupError>]
+    /// What was wrong while loading, for the journal or the terminal; none of it stopped the load.
+    public let problems: [Problem]
+    /// When it was loaded (the event loop's monotonic clock, or zero).
+    public let loadedAt: Duration
+    private let byIdentifier: [String: HandlerRegistration]
+    private var chains: [String: [String]] = [:]
+
+    /// One thing wrong with the configuration: a diagnostic of a file (with its location), or a sentence.
+    public enum Problem: Sendable {
+        /// A registration, defaults.conf or MIME database diagnostic.
+        case diagnostic(Diagnostic)
+        /// A file that could not be read (a warning), or a handler whose identity cannot be resolved (an error).
+        case message(String, file: String?, severity: Diagnostic.Severity)
+        /// The host's MIME database.
+        case mime(String)
+    }
+
+    public var database: TypeDatabase { loaded.database }
+    public var index: SelectionIndex { loaded.index }
+    public var registrations: [HandlerRegistration] { loaded.registrations }
+
+    init(loaded: LoadedRegistrations, preferences: HandlerPreferences,
+         identities: [String: Result<Identity, Identity.LookupError>], problems: [Problem], loadedAt: Duration) {
+        self.loaded = loaded
+        self.preferences = preferences
+        self.identities = identities
+        self.problems = problems
+        self.loadedAt = loadedAt
+        byIdentifier = Dictionary(loaded.registrations.map { ($0.identifier, $0) }, uniquingKeysWith: { first, _ in first })
+    }
+
+    /// Loads what `settings` name: `mimeDirectories`, `handlerDirectories`, `defaultsFile`.
+    public static func load(_ settings: AgentSettings, identities lookup: IdentityLookup = .skip,
+                            at time: Duration = .zero) -> HandlerCatalog {
+        var problems: [Problem] = []
+        let (mime, mimeProblems) = MIMEDatabaseLoader.load(directories: settings.mimeDirectories)
+        problems += mimeProblems.map { .mime($0) }
+        let loaded = RegistrationLoader.load(directories: settings.handlerDirectories, mime: mime)
+        problems += loaded.diagnostics.map { .diagnostic($0) }
+        var identities: [String: Result<Identity, Identity.LookupError>] = [:]
+        if case .resolve(let isRoot, let containersPath) = lookup {
+            identities = HandlerIdentities.resolve(loaded.registrations, isRoot: isRoot, containersPath: containersPath)
+            for case let (handler, .failure(error)) in identities.sorted(by: { $0.key < $1.key }) {
+                let path = loaded.registration(handler)?.path
+                problems.append(.message("\(path ?? handler): \(error); deliveries to \(handler) will fail", file: path,
+                                         severity: .error))
+            }
+        }
+        let (preferences, diagnostics, problem) = Preferences.load(settings.defaultsFile)
+        problems += diagnostics.map { .diagnostic($0) }
+        if let problem { problems.append(.message(problem, file: settings.defaultsFile, severity: .warning)) }
+        return HandlerCatalog(loaded: loaded, preferences: preferences, identities: identities, problems: problems,
+                              loadedAt: time)
+    }
+
+    /// The registration with this identifier.
+    public func registration(_ identifier: String) -> HandlerRegistration? { byIdentifier[identifier] }
+
+    /// Who the handler runs as, when that is someone in particular (nil: the agent's own user, or a lookup failed).
+    public func identity(for handler: String) -> Identity? { try? identities[handler]?.get() }
+
+    /// The type's conformance chain, the type first; computed once per type and load.
+    public func conformanceChain(of type: String) -> [String] {
+        if let chain = chains[type] { return chain }
+        let chain = database.conformanceChain(of: type)
+        chains[type] = chain
+        return chain
+    }
+
+    /// The ranked candidates for a type, as the agent chooses (the "Open In" list).
+    public func candidates(for type: String, role: HandlerRole? = nil) -> Selection {
+        HandlerSelector.select(type: type, index: index, database: database, preferences: preferences, ranking: .all,
+                               role: role)
+    }
+
+    /// Writes each problem to the journal: registration errors with CONFIG_FILE=, CONFIG_LINE= (or CONFIG_POSITION=
+    /// for a binary Info.plist, which has no lines), then one summary entry.
+    public func report(to logger: Logger) {
+        for problem in problems {
+            switch problem {
+            case .mime(let text):
+                logger.log(.warning, "MIME database: \(text)")
+            case .diagnostic(let diagnostic):
+                let location = diagnostic.location
+                logger.log(diagnostic.severity == .error ? .error : .warning, diagnostic.description,
+                           event: .registrationError, fields: [
+                    "CONFIG_FILE": location.file, "CONFIG_LINE": location.line > 0 ? String(location.line) : nil,
+                    "CONFIG_POSITION": location.position.flatMap { $0.isEmpty ? nil : $0 }])
+            case .message(let text, let file, let severity):
+                logger.log(severity == .error ? .error : .warning, text, event: .registrationError,
+                           fields: ["CONFIG_FILE": file])
+            }
+        }
+        logger.log(.info, "Loaded \(loaded.registrations.count) registration(s), \(loaded.rejected.count) rejected, "
+                   + "\(loaded.masked.count) masked", event: .registrationsLoaded, fields: [
+            "INBOX_HANDLERS": loaded.registrations.map(\.identifier).joined(separator: " "),
+            "INBOX_REJECTED": loaded.rejected.isEmpty ? nil : loaded.rejected.joined(separator: " ")])
+    }
+}

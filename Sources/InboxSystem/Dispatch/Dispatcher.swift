@@ -1,0 +1,294 @@
+import InboxCore
+
+/// Owns the deliveries between a file's move into its container and its end: the queue, what runs, the per-handler
+/// counts, the retry and timeout timers. Each delivery's course is its `DeliveryLifecycle`; the dispatcher feeds it
+/// what happens and carries out the actions it returns, starting handlers through a `Launcher`.
+final class Dispatcher {
+    /// A delivery waiting for a slot or a retry.
+    struct Entry: Queueable {
+        var delivery: Delivery
+        var lifecycle: DeliveryLifecycle
+        /// The Inbox copy as intake placed it (its identity taken after the move): start need not look at it again.
+        /// nil for a retry or a recovered file, which is looked at again with one lstat.
+        var placed: FileIdentity?
+        var sequence: UInt64
+        var handler: String { delivery.handler }
+    }
+
+    /// A delivery whose handler runs.
+    final class Running {
+        var entry: Entry
+        let attempt: LaunchedAttempt
+        let started: Duration
+        /// The Inbox copy as the handler was given it; compared when it exits.
+        let identity: FileIdentity?
+        var timer: EventSource?
+
+        init(entry: Entry, attempt: LaunchedAttempt, started: Duration, identity: FileIdentity?) {
+            self.entry = entry
+            self.attempt = attempt
+            self.started = started
+            self.identity = identity
+        }
+    }
+
+    /// Limits and policy, from the agent's settings.
+    struct Limits {
+        var maxConcurrent: Int
+        var retryPolicy: RetryPolicy
+        var defaultTimeout: Duration?
+        /// Past `highWater` queued deliveries intake pauses; below `lowWater` it resumes.
+        var highWater = 4096
+        var lowWater = 1024
+    }
+
+    private let loop: EventLoop
+    private let logger: Logger
+    private let state: StateDirectories
+    private let quarantine: Quarantine
+    private let launcher: Launcher
+    private let limits: Limits
+    private var catalog: HandlerCatalog
+    private var queue = DeliveryQueue<Entry>()
+    private var running: [String: Running] = [:]
+    private var runningPerHandler: [String: Int] = [:]
+    private var waiting: [String: (entry: Entry, timer: EventSource)] = [:]
+    private var nextSequence: UInt64 = 0
+    private var draining = false
+    private var stopTimer: EventSource?
+
+    /// A queued delivery's handler is gone: the file is routed again from its container.
+    var reroute: (Delivery) -> Void = { _ in }
+    /// The queue fell to `lowWater`: intake may take more.
+    var roomForIntake: () -> Void = {}
+    /// Something changed that the status shows.
+    var changed: () -> Void = {}
+    /// Draining, and the last handler ended.
+    var drained: () -> Void = {}
+
+    init(loop: EventLoop, logger: Logger, state: StateDirectories, launcher: Launcher, catalog: HandlerCatalog,
+         limits: Limits) {
+        self.loop = loop
+        self.logger = logger
+        self.state = state
+        self.quarantine = Quarantine(state: state, logger: logger)
+        self.launcher = launcher
+        self.catalog = catalog
+        self.limits = limits
+    }
+
+    var queuedCount: Int { queue.count }
+    var runningCount: Int { running.count }
+    var isIdle: Bool { running.isEmpty && queue.count == 0 }
+    var isFull: Bool { queue.count >= limits.highWater }
+
+    /// Takes a delivery whose file lies in its container Inbox; `placed` when intake just moved it there.
+    func enqueue(_ delivery: Delivery, placed: FileIdentity?) {
+        nextSequence += 1
+        queue.append(Entry(delivery: delivery, lifecycle: DeliveryLifecycle(policy: limits.retryPolicy, attempts: delivery.attempt),
+                           placed: placed, sequence: nextSequence))
+    }
+
+    /// Starts queued deliveries while the global and per-handler limits allow, oldest first.
+    func launchReady() {
+        guard !draining else { return }
+        while running.count < limits.maxConcurrent {
+            guard let entry = queue.popNext(where: { [unowned self] handler in
+                self.runningPerHandler[handler, default: 0] < self.limit(for: handler)
+            }) else { break }
+            start(entry)
+        }
+        if queue.count <= limits.lowWater { roomForIntake() }
+        changed()
+    }
+
+    private func limit(for handler: String) -> Int {
+        catalog.registration(handler)?.maxConcurrent ?? limits.maxConcurrent
+    }
+
+    private func start(_ queued: Entry) {
+        var entry = queued
+        let handler = entry.handler
+        guard let registration = catalog.registration(handler),
+              let container = try? state.container(for: handler, identity: catalog.identity(for: handler)) else {
+            perform(entry.lifecycle.handlerRemoved(), for: entry)
+            return
+        }
+        // The container Inbox is the agent's. A file intake placed there was checked and its identity taken after the
+        // move; any other (a retry, a recovered file) is looked at again with one lstat.
+        var identity = entry.placed
+        entry.placed = nil
+        if identity == nil {
+            let name = Array(entry.delivery.name.utf8)
+            switch try? container.inbox.status(of: name) {
+            case let st? where EntryKind(mode: st.st_mode) == .regular:
+                identity = FileIdentity(st)
+            case let st?:
+                quarantine.moveAside(name, from: container.inbox, kind: EntryKind(mode: st.st_mode))
+                perform(entry.lifecycle.fileGone(), for: entry)
+                return
+            default:
+                logger.log(.warning, "\(entry.delivery.path) vanished before its handler started", event: .removed,
+                           fields: ["INBOX_FILE": entry.delivery.path, "INBOX_HANDLER": handler,
+                                    "INBOX_DELIVERY_ID": entry.delivery.id])
+                perform(entry.lifecycle.fileGone(), for: entry)
+                return
+            }
+        }
+        guard case .launch(let attempt) = entry.lifecycle.start() else { return }
+        entry.delivery.attempt = attempt
+        entry.delivery.contentTypes = catalog.conformanceChain(of: entry.delivery.contentType)
+        let started = EventLoop.now()
+        let id = entry.delivery.id
+        switch launcher.start(entry.delivery, registration: registration, container: container, ended: { [unowned self] outcome in
+            self.ended(id, outcome: outcome)
+        }) {
+        case .refused(let reason):
+            perform(entry.lifecycle.refused(reason), for: entry)
+        case .failed(let reason):
+            perform(entry.lifecycle.startFailed(reason), for: entry, duration: EventLoop.now() - started)
+        case .started(let launched):
+            let run = Running(entry: entry, attempt: launched, started: started, identity: identity)
+            running[id] = run
+            runningPerHandler[handler, default: 0] += 1
+            // TimeoutSec=infinity in the registration turns the agent's default off for this handler.
+            if let timeout = registration.timeoutDisabled ? nil : registration.timeout ?? limits.defaultTimeout {
+                run.timer = try? loop.addTimer(after: timeout) { [unowned self, unowned run] in self.timedOut(run) }
+            }
+            if logger.isEnabled(.debug) {
+                logger.log(.debug, "Dispatched \(entry.delivery.name) to \(handler)", event: .dispatched,
+                           fields: entry.delivery.journalFields() + [("INBOX_PID", String(launched.pid))])
+            }
+        }
+    }
+
+    /// TimeoutSec= passed: stop the handler, and kill it if it is still there 5 s later.
+    private func timedOut(_ run: Running) {
+        perform(run.entry.lifecycle.timeoutPassed(), for: run.entry, attempt: run.attempt)
+        run.timer = try? loop.addTimer(after: .seconds(5)) { [unowned self, unowned run] in
+            self.perform(run.entry.lifecycle.graceExpired(), for: run.entry, attempt: run.attempt)
+        }
+    }
+
+    private func ended(_ id: String, outcome: DeliveryOutcome) {
+        guard let run = running.removeValue(forKey: id) else { return }
+        runningPerHandler[run.entry.handler, default: 1] -= 1
+        run.timer = nil
+        let violation = integrityViolation(of: run)
+        perform(run.entry.lifecycle.exited(outcome, violation: violation), for: run.entry,
+                duration: EventLoop.now() - run.started)
+        launchReady()
+        if draining && running.isEmpty { drained() }
+    }
+
+    /// How the Inbox copy changed while its handler ran, if it is still there and did.
+    private func integrityViolation(of run: Running) -> String? {
+        guard let before = run.identity, let container = state.openedContainer(for: run.entry.handler),
+              let st = try? container.inbox.status(of: Array(run.entry.delivery.name.utf8)) else { return nil }
+        let after = FileIdentity(st)
+        return after == before ? nil : before.differences(from: after)
+    }
+
+    /// Carries out what the lifecycle decided.
+    private func perform(_ action: DeliveryLifecycle.Action, for entry: Entry, duration: Duration? = nil,
+                         attempt: LaunchedAttempt? = nil) {
+        let delivery = entry.delivery
+        let inbox = state.openedContainer(for: delivery.handler)?.inbox
+        switch action {
+        case .complete(let outcome):
+            let name = Array(delivery.name.utf8)
+            let removeError = inbox?.remove(name) ?? nil
+            if delivery.hasSidecar { inbox?.removeSidecar(of: name) }
+            logger.log(.info, "\(delivery.handler) handled \(delivery.name)", event: .finished,
+                       fields: delivery.journalFields() + [("INBOX_EXIT_STATUS", outcome.exitStatusField),
+                                                           ("INBOX_DURATION_USEC", duration?.microsecondsField)])
+            if let removeError {
+                logger.log(.warning, "Cannot remove \(delivery.path) after its handler finished: \(removeError)",
+                           fields: ["INBOX_FILE": delivery.path])
+            }
+        case .retry(let delay, let outcome):
+            let when = delay.map { "retrying in \($0.shortDescription)" } ?? "retrying at the next start"
+            logger.log(.warning, "\(delivery.handler) \(outcome.phrase) on \(delivery.name); \(when)", event: .retry,
+                       fields: delivery.journalFields() + [
+                ("INBOX_EXIT_STATUS", outcome.exitStatusField), ("INBOX_DURATION_USEC", duration?.microsecondsField),
+                ("INBOX_REASON", outcome.phrase)])
+            // Failed attempts survive a restart; the attempt count is only written when one fails.
+            if let inbox, case .opened(let file) = inbox.openRegular(Array(delivery.name.utf8)) {
+                ExtendedAttributes(file.descriptor).write(AgentAttribute.attempts, String(delivery.attempt))
+                file.descriptor.close()
+            }
+            guard let delay, let timer = try? loop.addTimer(after: delay, accuracy: .milliseconds(10), { [unowned self] in
+                self.retryDue(delivery.id)
+            }) else { return }
+            waiting[delivery.id] = (entry, timer)
+        case .fail(let reason, let outcome):
+            quarantine.fail(delivery, reason: reason, outcome: outcome, duration: duration, from: inbox)
+        case .reportViolation(let change, let outcome):
+            quarantine.violation(delivery, change: change, outcome: outcome, duration: duration ?? .zero, from: inbox)
+        case .reroute:
+            reroute(delivery)
+        case .signal(let signal):
+            if let attempt { launcher.signal(attempt, signal) }
+        case .enqueue:
+            nextSequence += 1
+            var again = entry
+            again.sequence = nextSequence
+            queue.append(again)
+        case .cancelRetry:
+            waiting[delivery.id] = nil
+        case .launch, .keepForNextStart, .none:
+            break
+        }
+    }
+
+    private func retryDue(_ id: String) {
+        guard var entry = waiting.removeValue(forKey: id)?.entry else { return }
+        perform(entry.lifecycle.retryDue(), for: entry)
+        launchReady()
+    }
+
+    /// A reload swapped the catalog: waiting deliveries of handlers that are gone find a new handler or go to
+    /// unhandled/; running ones finish.
+    func use(_ catalog: HandlerCatalog) {
+        self.catalog = catalog
+        launcher.use(catalog)
+        for var entry in queue.removeAll(where: { catalog.registration($0) == nil }) {
+            perform(entry.lifecycle.handlerRemoved(), for: entry)
+        }
+    }
+
+    /// Stops taking work: queued files stay in their containers for the next start, retry timers are cancelled,
+    /// running handlers get `timeout` to finish, then SIGTERM, then SIGKILL 3 s later. `drained` is called when the
+    /// last one ended (at once when none runs).
+    func drain(timeout: Duration) {
+        guard !draining else { return }
+        draining = true
+        for (_, waited) in waiting {
+            var entry = waited.entry
+            perform(entry.lifecycle.drain(), for: entry)
+        }
+        waiting.removeAll()
+        for run in running.values { _ = run.entry.lifecycle.drain() }
+        if running.isEmpty {
+            drained()
+            return
+        }
+        stopTimer = try? loop.addTimer(after: timeout) { [unowned self] in
+            self.stopAll(.terminate)
+            self.stopTimer = try? self.loop.addTimer(after: .seconds(3)) { [unowned self] in self.stopAll(.kill) }
+        }
+    }
+
+    private func stopAll(_ signal: DeliveryLifecycle.StopSignal) {
+        for run in running.values { perform(run.entry.lifecycle.stopRequested(signal), for: run.entry, attempt: run.attempt) }
+    }
+
+    /// The running deliveries for the status file, oldest first.
+    func inFlight(now: Duration) -> [AgentStatus.InFlight] {
+        running.values.sorted { $0.started < $1.started }.map { run in
+            AgentStatus.InFlight(handler: run.entry.handler, file: run.entry.delivery.name, deliveryID: run.entry.delivery.id,
+                                 attempt: run.entry.delivery.attempt, pid: run.attempt.pid,
+                                 ageUSec: Int64((now - run.started).microseconds))
+        }
+    }
+}

@@ -1,0 +1,33 @@
+import InboxCore
+
+/// How the dispatcher starts a handler for a delivery: the one seam between deciding what runs and making it run.
+/// Today's conformer is `ProcessLauncher` (a process per file); a handler that stays running and takes deliveries as
+/// messages is a second conformer, with no change to intake, routing or the dispatcher.
+protocol Launcher: AnyObject {
+    /// Starts `delivery`'s handler. When `.started`, `ended` is called exactly once, from the event loop, with how
+    /// the attempt ended; otherwise never.
+    func start(_ delivery: Delivery, registration: HandlerRegistration, container: Container,
+               ended: @escaping (DeliveryOutcome) -> Void) -> LaunchStart
+
+    /// Tells a started attempt to stop.
+    func signal(_ attempt: LaunchedAttempt, _ signal: DeliveryLifecycle.StopSignal)
+
+    /// A reload swapped the catalog: what was derived from the old one is dropped.
+    func use(_ catalog: HandlerCatalog)
+}
+
+/// What `Launcher.start` did.
+enum LaunchStart {
+    /// It runs; the value identifies it to `signal`.
+    case started(LaunchedAttempt)
+    /// It may not run at all (no retry can help): the delivery fails with this reason.
+    case refused(String)
+    /// It could not be started this time; retried like any failure.
+    case failed(String)
+}
+
+/// A started attempt, as the launcher knows it.
+protocol LaunchedAttempt: AnyObject {
+    /// The process that runs it (for the status file).
+    var pid: Int32 { get }
+}

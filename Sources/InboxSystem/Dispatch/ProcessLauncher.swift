@@ -1,0 +1,180 @@
+import Glibc
+import InboxCore
+
+/// Starts one handler process per delivery: `Exec=` expanded for the file, the delivery on stdin and in the
+/// environment, its identity, limits and Landlock ruleset, stdout and stderr to the journal. It owns its processes:
+/// it watches each through the event loop, and when one exits it stops what that handler left running.
+final class ProcessLauncher: Launcher {
+    /// One handler process.
+    final class Attempt: LaunchedAttempt {
+        let pid: Int32
+        let handler: String
+        let deliveryID: String
+        var childSource: EventSource?
+
+        init(pid: Int32, handler: String, deliveryID: String) {
+            self.pid = pid
+            self.handler = handler
+            self.deliveryID = deliveryID
+        }
+
+        /// Signals the handler's whole process group: it was made a session leader, so its descendants share its pid
+        /// as group id. Safe from pid reuse while the leader is unreaped.
+        func signalGroup(_ signal: CInt) {
+            if kill(-pid, signal) != 0 { _ = kill(pid, signal) }
+        }
+    }
+
+    private let loop: EventLoop
+    private let logger: Logger
+    private let landlockABI: Int
+    private let landlockMode: LandlockMode
+    /// The agent's own children that are not handlers (its content sniffer): never taken for leftovers.
+    private let ownChildren: () -> [pid_t]
+    private var catalog: HandlerCatalog
+    private var running: [pid_t: Attempt] = [:]
+    /// Child sources that only reap orphans the agent inherited as a subreaper and killed.
+    private var orphans: [pid_t: EventSource] = [:]
+    /// One ruleset per handler, applied by each of its children; rebuilt after a reload.
+    private var rulesets: [String: LandlockRuleset] = [:]
+
+    init(loop: EventLoop, logger: Logger, catalog: HandlerCatalog, landlockABI: Int, landlockMode: LandlockMode,
+         ownChildren: @escaping () -> [pid_t]) {
+        self.loop = loop
+        self.logger = logger
+        self.catalog = catalog
+        self.landlockABI = landlockABI
+        self.landlockMode = landlockMode
+        self.ownChildren = ownChildren
+    }
+
+    func use(_ catalog: HandlerCatalog) {
+        self.catalog = catalog
+        rulesets.removeAll()
+    }
+
+    func start(_ delivery: Delivery, registration: HandlerRegistration, container: Container,
+               ended: @escaping (DeliveryOutcome) -> Void) -> LaunchStart {
+        var identity: Identity?
+        switch catalog.identities[delivery.handler] {
+        case .success(let resolved)?: identity = resolved
+        case .failure(let error)?: return .failed(error.description)
+        case nil: break
+        }
+        var ruleset: LandlockRuleset?
+        if landlockABI > 0 {
+            do throws(SystemError) {
+                ruleset = try sandbox(for: registration, in: container)
+            } catch {
+                return .failed("cannot build its Landlock ruleset: \(error)")
+            }
+        } else if landlockMode == .require || registration.requiresLandlock {
+            let why = registration.requiresLandlock ? "its registration says RequireLandlock=yes" : "Landlock=require"
+            return .refused("refused: \(why), and Landlock is not available")
+        }
+        let process: SpawnedProcess
+        do {
+            let stdin = try makeStandardInput(name: "inboxd-delivery", contents: delivery.stdinDocument())
+            defer { stdin.close() }
+            var request = SpawnRequest(handler: registration, delivery: delivery, tmp: container.tmp, identity: identity,
+                                       standardInput: stdin, output: logger.outputStream(for: delivery.handler))
+            request.workingDirectory = container.documents
+            request.landlockRuleset = ruleset?.descriptor
+            process = try spawn(request)
+        } catch {
+            return .failed("\(error)")
+        }
+        // The event loop watches the child through a pidfd of its own; ours is not needed.
+        process.pidfd.close()
+        let attempt = Attempt(pid: process.pid, handler: delivery.handler, deliveryID: delivery.id)
+        do {
+            let source = try loop.addChild(pid: process.pid) { [unowned self, unowned attempt] status in
+                self.exited(attempt, status: status, ended: ended)
+            }
+            source.setPriority(EventPriority.childExit)
+            attempt.childSource = source
+        } catch {
+            // Without a child source the outcome could never be learnt: stop it now and count the start as failed.
+            _ = kill(process.pid, SIGKILL)
+            var status: CInt = 0
+            _ = waitpid(process.pid, &status, 0)
+            return .failed("\(error)")
+        }
+        running[process.pid] = attempt
+        return .started(attempt)
+    }
+
+    func signal(_ attempt: LaunchedAttempt, _ signal: DeliveryLifecycle.StopSignal) {
+        guard let attempt = attempt as? Attempt else { return }
+        attempt.signalGroup(signal == .terminate ? SIGTERM : SIGKILL)
+    }
+
+    private func exited(_ attempt: Attempt, status: ExitStatus, ended: (DeliveryOutcome) -> Void) {
+        running[attempt.pid] = nil
+        // Whatever the handler left running in its group goes with it; with an identity of its own and no other
+        // delivery of it running, so does every process of that identity (a daemon too).
+        attempt.signalGroup(SIGKILL)
+        killLeftovers(of: attempt)
+        attempt.childSource = nil
+        switch status {
+        case .exited(let code): ended(.exited(code))
+        case .signaled(let signal): ended(.signaled(signal))
+        }
+    }
+
+    /// Stops what a finished handler left running once nothing else of its identity runs: with an identity of its
+    /// own, every process of that uid; otherwise the orphans the agent inherited (as a subreaper) that run as its
+    /// user. Those orphans are then reaped through the event loop.
+    private func killLeftovers(of attempt: Attempt) {
+        // Anything a handler left running has an ancestor that is now the agent's child (it is a subreaper): with no
+        // such child, nothing was left, and no /proc scan is needed.
+        let tracked = Set(running.keys).union([attempt.pid]).union(ownChildren())
+        let inherited = Leftovers.children().filter { !tracked.contains($0) }
+        guard !inherited.isEmpty else { return }
+        let uid = uid(of: attempt.handler)
+        let sharing = running.values.contains { self.uid(of: $0.handler) == uid }
+        var killed = 0
+        if !sharing {
+            if DynamicIdentity.contains(uid) {
+                killed = Leftovers.kill(uid: uid)
+            } else {
+                for pid in inherited where Leftovers.realUID(of: pid) == uid && kill(pid, SIGKILL) == 0 { killed += 1 }
+            }
+        }
+        // Reaped through the event loop, whoever they belonged to.
+        for pid in inherited where orphans[pid] == nil {
+            orphans[pid] = try? loop.addChild(pid: pid) { [unowned self] _ in self.orphans[pid] = nil }
+        }
+        if killed > 0 {
+            logger.log(.notice, "Killed \(killed) process(es) \(attempt.handler) left running",
+                       fields: ["INBOX_HANDLER": attempt.handler, "INBOX_DELIVERY_ID": attempt.deliveryID])
+        }
+    }
+
+    private func uid(of handler: String) -> UInt32 {
+        catalog.identity(for: handler)?.uid ?? ProcessEnvironment.effectiveUID
+    }
+
+    /// The handler's Landlock ruleset: read and run everything, read and remove in its Inbox, full access to its
+    /// Documents/ and tmp/ (each on its own: the container root holds the Inbox) and to ReadWritePaths=.
+    private func sandbox(for registration: HandlerRegistration, in container: Container) throws(SystemError) -> LandlockRuleset {
+        if let ruleset = rulesets[registration.identifier] { return ruleset }
+        let ruleset = try LandlockRuleset(abi: landlockABI)
+        let all = LandlockAccess.all(abi: landlockABI)
+        try ruleset.allow(.readExecute, beneath: "/")
+        // Scripts say 2>/dev/null; writing there harms nobody.
+        try ruleset.allow([.readFile, .writeFile], beneath: "/dev/null")
+        try ruleset.allow(.readRemove, beneath: container.inbox.path)
+        try ruleset.allow(all, beneath: container.documents)
+        try ruleset.allow(all, beneath: container.tmp)
+        for path in registration.readWritePaths { try ruleset.allow(all, beneath: path) }
+        rulesets[registration.identifier] = ruleset
+        return ruleset
+    }
+}
+
+/// Event source priorities: lower runs first, so that handler exits are never kept waiting behind a burst.
+enum EventPriority {
+    static let childExit: Int64 = -10
+    static let intake: Int64 = 10
+}

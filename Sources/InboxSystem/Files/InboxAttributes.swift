@@ -1,0 +1,35 @@
+/// The extended attributes inboxd reads and writes on the files it holds (docs/design.md, Metadata that rides with
+/// a file).
+
+/// The agent's own attributes on files it holds. Any a sender set are removed at intake.
+public enum AgentAttribute {
+    public static let prefix = "user.inboxd."
+    /// "<delivery id> <source uid>", set at intake: one attribute, one write.
+    public static let delivery = "user.inboxd.delivery"
+    /// Attempts that ended in failure so far; absent means none.
+    public static let attempts = "user.inboxd.attempts"
+    public static let failure = "user.inboxd.failure"
+
+    /// The delivery id and the sender's uid of `user.inboxd.delivery`, when the attribute is well formed.
+    public static func delivery(_ attributes: ExtendedAttributes) -> (id: String, sourceUID: UInt32)? {
+        guard let text = attributes.readString(delivery, limit: 64) else { return nil }
+        let parts = text.split(separator: " ")
+        guard parts.count == 2, let id = validDeliveryID(String(parts[0])), let uid = UInt32(parts[1]) else { return nil }
+        return (id, uid)
+    }
+
+    /// The text if it is a delivery id: 32 lowercase hex digits.
+    public static func validDeliveryID(_ text: String) -> String? {
+        text.utf8.count == 32 && text.utf8.allSatisfy({ (0x30...0x39).contains($0) || (0x61...0x66).contains($0) })
+            ? text : nil
+    }
+}
+
+/// The sender's attributes (docs/design.md, Metadata that rides with a file).
+public enum SenderAttribute {
+    public static let sourceApp = "user.inbox.source-app"
+    public static let annotation = "user.inbox.annotation"
+    public static let contentType = "user.inbox.content-type"
+    public static let handler = "user.inbox.handler"
+    public static let handlerOverride = "user.inbox.handler-override"
+}

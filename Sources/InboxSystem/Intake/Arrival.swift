@@ -1,0 +1,41 @@
+import InboxCore
+
+/// A file taken in: opened and checked (a regular file with one link, never followed), with what its sender attached
+/// and what the agent verified itself. It exists from the moment the file is opened until it is moved on (into a
+/// container, unhandled/ or failed/); `file` is closed by whoever took it.
+public struct Arrival {
+    /// Where it was found, and why it is being looked at.
+    public enum Origin: Sendable {
+        /// Dropped in an Inbox: a new delivery. Sender-set agent attributes are removed and a delivery id is made.
+        case dropped
+        /// Held by the agent already (unhandled/, or a container Inbox after a restart or a reload): its recorded
+        /// delivery id, sender uid and attempts are kept.
+        case held
+    }
+
+    public let directory: Directory
+    public let name: [UInt8]
+    public let file: OpenedFile
+    public let origin: Origin
+    public let id: String
+    /// The uid that owned the file when it was dropped.
+    public let sourceUID: UInt32
+    /// Failed attempts recorded on the file.
+    public let attempts: Int
+    public let metadata: SenderMetadata
+    /// Its metadata came in a sidecar `.<name>.inbox-meta`, which goes where the file goes.
+    public let hasSidecar: Bool
+
+    /// The path for messages: invalid UTF-8 replaced.
+    public var shown: String { directory.child(displayName(name)) }
+    /// The name it may take in the agent's directories (FileNames.sanitized).
+    public var cleanName: String { FileNames.sanitized(name) }
+
+    /// The sender's choice of handler, if it made one, with whether it may override the type check.
+    public var request: Routing.Request? {
+        metadata.handler.map { handler in
+            Routing.Request(handler: handler, override: metadata.overridesHandlerCheck,
+                            trusted: sourceUID == 0 || sourceUID == ProcessEnvironment.effectiveUID)
+        }
+    }
+}

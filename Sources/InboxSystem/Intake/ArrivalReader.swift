@@ -1,0 +1,110 @@
+import CSystemd
+import InboxCore
+
+/// Turns an opened file into an `Arrival`: reads what its sender attached — bounded and checked, from its extended
+/// attributes and, for what they lack, from its sidecar — and records a new delivery on a dropped file. Problems with
+/// the metadata are warnings, never fatal: the file is delivered without what was wrong.
+final class ArrivalReader {
+    private let logger: Logger
+    /// Room for the largest attribute read (the annotation), allocated once.
+    private let scratch = UnsafeMutableRawBufferPointer.allocate(byteCount: MetadataLimits.annotationBytes + 1, alignment: 8)
+
+    init(logger: Logger) {
+        self.logger = logger
+    }
+
+    deinit { scratch.deallocate() }
+
+    /// The arrival of `file`, found as `name` in `directory`.
+    func arrival(of file: OpenedFile, named name: [UInt8], in directory: Directory, origin: Arrival.Origin) -> Arrival {
+        let shown = directory.child(displayName(name))
+        let attributes = ExtendedAttributes(file.descriptor)
+        let (metadata, hasSidecar) = senderMetadata(attributes, file: file, name: name, in: directory, shown: shown)
+        switch origin {
+        case .dropped:
+            // Written before the handler can see the file: the after-exit check compares the change time, so
+            // nothing of the agent's may touch the file once the handler runs.
+            for key in attributes.names() where key.hasPrefix(AgentAttribute.prefix) { attributes.remove(key) }
+            let id = Self.newDeliveryID()
+            attributes.write(AgentAttribute.delivery, "\(id) \(file.status.st_uid)")
+            return Arrival(directory: directory, name: name, file: file, origin: origin, id: id,
+                           sourceUID: file.status.st_uid, attempts: 0, metadata: metadata, hasSidecar: hasSidecar)
+        case .held:
+            let stored = AgentAttribute.delivery(attributes)
+            let attempts = attributes.readString(AgentAttribute.attempts, limit: 16).flatMap { Int($0) } ?? 0
+            return Arrival(directory: directory, name: name, file: file, origin: origin,
+                           id: stored?.id ?? Self.newDeliveryID(), sourceUID: stored?.sourceUID ?? file.status.st_uid,
+                           attempts: max(0, attempts), metadata: metadata, hasSidecar: hasSidecar)
+        }
+    }
+
+    /// The attributes, and for what they lack the sidecar beside the file (`hasSidecar`: one was read).
+    private func senderMetadata(_ attributes: ExtendedAttributes, file: OpenedFile, name: [UInt8], in directory: Directory,
+                                shown: String) -> (metadata: SenderMetadata, hasSidecar: Bool) {
+        let fields: KeyValuePairs<String, String?> = ["INBOX_FILE": shown]
+        var metadata = SenderMetadata()
+        switch attributes.read(SenderAttribute.sourceApp, limit: MetadataLimits.sourceAppBytes, scratch: scratch) {
+        case .value(let bytes):
+            if let text = String(validating: bytes, as: UTF8.self), SourceApplication.isValid(text) {
+                metadata.sourceApp = text
+            } else {
+                logger.log(.warning, "Ignoring invalid source application on \(shown)", fields: fields)
+            }
+        case .tooLarge(let size):
+            logger.log(.warning, "Ignoring source application of \(size) bytes on \(shown)", fields: fields)
+        case .absent, .failed: break
+        }
+        switch attributes.read(SenderAttribute.annotation, limit: MetadataLimits.annotationBytes, scratch: scratch) {
+        case .value(let bytes):
+            if let problem = JSON.validate(bytes) {
+                logger.log(.warning, "Annotation on \(shown) is not valid JSON (\(problem)); delivering without it",
+                           fields: fields)
+            } else {
+                metadata.annotation = bytes
+            }
+        case .tooLarge(let size):
+            logger.log(.warning, "Annotation on \(shown) is \(size) bytes, over the \(MetadataLimits.annotationBytes) "
+                       + "limit; delivering without it", fields: fields)
+        case .absent, .failed: break
+        }
+        metadata.contentType = attributes.readString(SenderAttribute.contentType, limit: MetadataLimits.contentTypeBytes)
+        if let handler = attributes.readString(SenderAttribute.handler, limit: MetadataLimits.sourceAppBytes) {
+            if HandlerIdentifier.isValid(handler) {
+                metadata.handler = handler
+                metadata.overridesHandlerCheck = attributes.readString(SenderAttribute.handlerOverride, limit: 8) == "yes"
+            } else {
+                logger.log(.warning, "Ignoring invalid handler choice on \(shown)", fields: fields)
+            }
+        }
+        switch directory.readSidecar(of: name, owner: file.status.st_uid) {
+        case .absent:
+            return (metadata, false)
+        case .refused(let reason):
+            logger.log(.warning, "Ignoring and removing the sidecar of \(shown): \(reason)", fields: fields)
+            directory.removeSidecar(of: name)
+            return (metadata, false)
+        case .read(let bytes):
+            let (carried, problems) = Sidecar.parse(bytes)
+            for problem in problems {
+                logger.log(.warning, "Sidecar of \(shown): \(problem); delivering without it", fields: fields)
+            }
+            return (metadata.merging(carried), true)
+        }
+    }
+
+    /// 128 random bits as 32 lowercase hex digits, like a journal id (sd_id128_randomize(3)).
+    static func newDeliveryID() -> String {
+        var id = sd_id128_t()
+        _ = sd_id128_randomize(&id)
+        return withUnsafeBytes(of: id.bytes) { bytes in
+            String(unsafeUninitializedCapacity: 32) { text in
+                let digits: StaticString = "0123456789abcdef"
+                for (index, byte) in bytes.enumerated() {
+                    text[2 * index] = digits.utf8Start[Int(byte >> 4)]
+                    text[2 * index + 1] = digits.utf8Start[Int(byte & 0xF)]
+                }
+                return 32
+            }
+        }
+    }
+}

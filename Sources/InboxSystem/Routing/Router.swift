@@ -1,0 +1,241 @@
+import InboxCore
+
+/// Takes each arrival from its type to where it goes: the type from the inspector, the decision from `Routing`
+/// (InboxCore), and then the move — into the chosen handler's container Inbox (queued with the dispatcher), into
+/// unhandled/, or into failed/. It also puts back what an earlier run left in the state directories.
+final class Router {
+    private let logger: Logger
+    private let state: StateDirectories
+    private let quarantine: Quarantine
+    private let inspector: TypeInspector
+    private let reader: ArrivalReader
+    private let dispatcher: Dispatcher
+    private(set) var catalog: HandlerCatalog
+    /// Mismatches where the claim was kept, each reported once per catalog (see `report(_:of:)`).
+    private var reportedCarrierMismatches: Set<String> = []
+
+    init(logger: Logger, state: StateDirectories, inspector: TypeInspector, reader: ArrivalReader, dispatcher: Dispatcher,
+         catalog: HandlerCatalog) {
+        self.logger = logger
+        self.state = state
+        self.quarantine = Quarantine(state: state, logger: logger)
+        self.inspector = inspector
+        self.reader = reader
+        self.dispatcher = dispatcher
+        self.catalog = catalog
+    }
+
+    func use(_ catalog: HandlerCatalog) {
+        self.catalog = catalog
+        reportedCarrierMismatches.removeAll()
+    }
+
+    /// Decides where an arrival goes and moves it there.
+    func route(_ arrival: Arrival) {
+        guard let type = resolveType(of: arrival) else { return }
+        if arrival.origin == .dropped && logger.isEnabled(.debug) {
+            logger.log(.debug, "Arrived \(arrival.shown)", event: .arrived, fields: [
+                "INBOX_FILE": arrival.shown, "INBOX_DELIVERY_ID": arrival.id, "INBOX_CONTENT_TYPE": type.identifier,
+                "INBOX_TYPE_SOURCE": type.source.rawValue, "INBOX_SOURCE_APP": arrival.metadata.sourceApp,
+                "INBOX_SOURCE_UID": String(arrival.sourceUID)])
+        }
+        switch Routing.decide(type: type.identifier, request: arrival.request, index: catalog.index,
+                              database: catalog.database, preferences: catalog.preferences) {
+        case .deliver(let handler, let chosenBy, let tied):
+            if chosenBy == .senderOverride {
+                logger.log(.notice, "Delivering \(arrival.shown) (\(type.identifier)) to \(handler), which does not claim "
+                           + "that type, as its sender (uid \(arrival.sourceUID)) asked", fields: [
+                    "INBOX_FILE": arrival.shown, "INBOX_DELIVERY_ID": arrival.id, "INBOX_HANDLER": handler,
+                    "INBOX_CONTENT_TYPE": type.identifier])
+            }
+            if !tied.isEmpty {
+                logger.log(.notice, "Several handlers tie for \(type.identifier); chose \(handler) by identifier",
+                           fields: ["INBOX_CONTENT_TYPE": type.identifier, "INBOX_HANDLER": handler,
+                                    "INBOX_CANDIDATES": tied.joined(separator: " ")])
+            }
+            place(arrival, with: handler, chosenBy: chosenBy, type: type)
+        case .park(let requested):
+            park(arrival, type: type, requested: requested)
+        case .reject(let reason):
+            quarantine.reject(arrival, reason: reason, contentType: type.identifier, requested: arrival.metadata.handler)
+        }
+    }
+
+    /// The arrival's type, with what the inspection found logged; nil (the file refused to failed/) when it crashed
+    /// or stalled the content sniffer.
+    private func resolveType(of arrival: Arrival) -> ResolvedType? {
+        switch inspector.inspect(arrival.file.descriptor, name: arrival.cleanName, explicit: arrival.metadata.contentType,
+                                 in: catalog.database) {
+        case .failure(let failure):
+            quarantine.reject(arrival, reason: "unsniffable: " + failure.description)
+            return nil
+        case .success(let inspection):
+            report(inspection, of: arrival.shown, id: arrival.id, sourceApp: arrival.metadata.sourceApp,
+                   sourceUID: arrival.sourceUID)
+            return inspection.resolved
+        }
+    }
+
+    /// Moves the file into the handler's container Inbox and queues its delivery.
+    private func place(_ arrival: Arrival, with handler: String, chosenBy: Delivery.ChosenBy, type: ResolvedType) {
+        let container: Container
+        do throws(SystemError) {
+            container = try state.container(for: handler, identity: catalog.identity(for: handler))
+        } catch {
+            logger.log(.error, "Cannot prepare the container of \(handler): \(error); \(arrival.shown) stays where it is",
+                       fields: ["INBOX_FILE": arrival.shown, "INBOX_HANDLER": handler])
+            return
+        }
+        handOver(arrival.file.descriptor, to: handler)
+        switch StateDirectories.relocate(arrival.name, file: arrival.file, from: arrival.directory, to: container.inbox,
+                                         preferred: arrival.cleanName) {
+        case .success(let (newName, copy)):
+            if arrival.hasSidecar { arrival.directory.moveSidecar(of: arrival.name, to: container.inbox, as: newName) }
+            if let copy { handOver(copy, to: handler) }
+            // What the handler is given, after the agent's last change to it (rename updates the change time).
+            let identity = FileIdentity(copy ?? arrival.file.descriptor)
+            copy?.close()
+            dispatcher.enqueue(delivery(of: arrival, to: handler, in: container, as: newName, chosenBy: chosenBy, type: type),
+                               placed: identity)
+        case .failure(let error):
+            logger.log(.error, "Cannot move \(arrival.shown) into \(container.inbox.path): \(error); it stays where it is",
+                       fields: ["INBOX_FILE": arrival.shown, "INBOX_HANDLER": handler, "INBOX_DELIVERY_ID": arrival.id])
+        }
+    }
+
+    private func delivery(of arrival: Arrival, to handler: String, in container: Container, as name: String,
+                          chosenBy: Delivery.ChosenBy, type: ResolvedType) -> Delivery {
+        Delivery(id: arrival.id, handler: handler, chosenBy: chosenBy, name: name, path: container.inbox.child(name),
+                 documents: container.documents, contentType: type.identifier, typeSource: type.source, contentTypes: [],
+                 sourceApp: arrival.metadata.sourceApp, sourceUID: arrival.sourceUID, annotation: arrival.metadata.annotation,
+                 hasSidecar: arrival.hasSidecar, attempt: arrival.attempts)
+    }
+
+    /// Makes the Inbox copy the agent's and readable by the handler's group only (docs/design.md, Security model:
+    /// the handler never owns its Inbox copy, so it cannot change its mode).
+    private func handOver(_ file: FileDescriptor, to handler: String) {
+        if ProcessEnvironment.isRoot, let identity = catalog.identity(for: handler) {
+            file.changeOwner(uid: 0, gid: identity.gid)
+            file.changeMode(0o440)
+        } else {
+            // Read-only for its owner too: without Landlock, a write needs a chmod first, which the after-exit check
+            // sees in the change time.
+            file.changeMode(0o400)
+        }
+    }
+
+    /// No handler for the type, or the one its sender chose (`requested`) is not registered: kept intact in
+    /// unhandled/ until a registration for it appears.
+    private func park(_ arrival: Arrival, type: ResolvedType, requested: String?) {
+        guard let unhandled = state.unhandled, arrival.directory !== unhandled else { return }
+        switch StateDirectories.relocate(arrival.name, file: arrival.file, from: arrival.directory, to: unhandled,
+                                         preferred: arrival.cleanName) {
+        case .success(let (newName, copy)):
+            copy?.close()
+            if arrival.hasSidecar { arrival.directory.moveSidecar(of: arrival.name, to: unhandled, as: newName) }
+            let what = requested.map { "No handler \($0) (its sender's choice) for \(type.identifier)" }
+                ?? "No handler for \(type.identifier)"
+            logger.log(.info, "\(what); kept \(unhandled.child(newName))", event: .unhandled, fields: [
+                "INBOX_FILE": unhandled.child(newName), "INBOX_DELIVERY_ID": arrival.id,
+                "INBOX_CONTENT_TYPE": type.identifier, "INBOX_TYPE_SOURCE": type.source.rawValue,
+                "INBOX_SOURCE_APP": arrival.metadata.sourceApp, "INBOX_SOURCE_UID": String(arrival.sourceUID),
+                "INBOX_REQUESTED_HANDLER": requested])
+        case .failure(let error):
+            logger.log(.error, "No handler for \(type.identifier) and cannot move \(arrival.shown) to unhandled/: \(error)",
+                       fields: ["INBOX_FILE": arrival.shown, "INBOX_DELIVERY_ID": arrival.id])
+        }
+    }
+
+    /// What the inspection found worth saying: a sniffer that could not read the file, the resolver's notes, and a
+    /// claim the content contradicts. When the content won, every such file is a warning: someone named or labelled
+    /// it as something it is not. When the claim was kept (the content is text or ZIP, which the claimed type may well
+    /// be made of), the pair is reported once per catalog, since declaring the type's ConformsTo= is the fix and a
+    /// burst must not flood the journal.
+    private func report(_ inspection: TypeInspector.Inspection, of shown: String, id: String?, sourceApp: String?,
+                        sourceUID: UInt32?) {
+        if let failure = inspection.sniffFailure {
+            logger.log(.warning, "Cannot sniff \(shown): \(failure); its name and attribute decide its type",
+                       fields: ["INBOX_FILE": shown, "INBOX_DELIVERY_ID": id])
+        }
+        let resolved = inspection.resolved
+        for note in resolved.diagnostics {
+            logger.log(.warning, "\(shown): \(note)", fields: ["INBOX_FILE": shown, "INBOX_DELIVERY_ID": id])
+        }
+        guard let mismatch = resolved.mismatch else { return }
+        let fields: JournalFields = [
+            ("INBOX_FILE", shown), ("INBOX_DELIVERY_ID", id), ("INBOX_CONTENT_TYPE", resolved.identifier),
+            ("INBOX_TYPE_SOURCE", resolved.source.rawValue), ("INBOX_CLAIMED_TYPE", mismatch.claimed),
+            ("INBOX_CLAIM_SOURCE", mismatch.claimSource.rawValue), ("INBOX_SNIFFED_TYPE", mismatch.content),
+            ("INBOX_SNIFFED_MIME_TYPE", inspection.sniffedMIMEType), ("INBOX_SOURCE_APP", sourceApp),
+            ("INBOX_SOURCE_UID", sourceUID.map { String($0) })]
+        let statement = "\(shown): \(TypeInspector.statement(of: mismatch))"
+        if mismatch.contentWon {
+            logger.log(.warning, "\(statement); \(TypeInspector.verdict(of: mismatch))", event: .mismatch, fields: fields)
+        } else if reportedCarrierMismatches.insert(mismatch.claimed + " " + mismatch.content).inserted {
+            logger.log(.notice, "\(statement), which cannot disprove it; kept \(mismatch.claimed). A type made of text or "
+                       + "ZIP should say so in ConformsTo= (public.json, public.xml, public.text, public.zip-archive). "
+                       + "Not repeated for this pair until the next reload", event: .mismatch, fields: fields)
+        }
+    }
+
+    // MARK: What an earlier run left
+
+    /// A queued delivery whose handler is gone: route the file again from its container.
+    func reroute(_ delivery: Delivery) {
+        guard let inbox = state.openedContainer(for: delivery.handler)?.inbox else { return }
+        take(Array(delivery.name.utf8), from: inbox)
+    }
+
+    /// Routes what waits in unhandled/ again, after the registrations changed.
+    func redispatchUnhandled() {
+        guard let unhandled = state.unhandled, let names = try? unhandled.entries() else { return }
+        unhandled.removeOrphanSidecars(among: names)
+        for name in names where !FileNames.isHidden(name) { take(name, from: unhandled) }
+    }
+
+    /// Files left in container Inboxes by an earlier run are queued again (the directories are the queue); those of
+    /// handlers no longer registered are routed anew.
+    func recoverContainers() {
+        for (handler, inbox) in state.containerInboxes() {
+            guard let files = try? inbox.entries() else { continue }
+            inbox.removeOrphanSidecars(among: files)
+            let known = catalog.registration(handler) != nil
+            for name in files.sorted(by: { $0.lexicographicallyPrecedes($1) }) where !FileNames.isHidden(name) {
+                guard case .opened(let file) = inbox.openRegular(name) else { continue }
+                defer { file.descriptor.close() }
+                let arrival = reader.arrival(of: file, named: name, in: inbox, origin: .held)
+                if known, let container = try? state.container(for: handler, identity: catalog.identity(for: handler)),
+                   let text = String(validating: name, as: UTF8.self) {
+                    requeue(arrival, named: text, in: container)
+                } else {
+                    route(arrival)
+                }
+            }
+        }
+    }
+
+    /// Opens a held file and routes it again.
+    private func take(_ name: [UInt8], from directory: Directory) {
+        guard case .opened(let file) = directory.openRegular(name) else { return }
+        defer { file.descriptor.close() }
+        route(reader.arrival(of: file, named: name, in: directory, origin: .held))
+    }
+
+    /// Queues a file found in its handler's container again.
+    private func requeue(_ arrival: Arrival, named name: String, in container: Container) {
+        // Sniffed once already, when it was first routed; if the sniffer fails now, its claim decides.
+        let type: ResolvedType
+        switch inspector.inspect(arrival.file.descriptor, name: name, explicit: arrival.metadata.contentType,
+                                 in: catalog.database) {
+        case .success(let inspection):
+            report(inspection, of: arrival.shown, id: arrival.id, sourceApp: arrival.metadata.sourceApp,
+                   sourceUID: arrival.sourceUID)
+            type = inspection.resolved
+        case .failure:
+            type = TypeResolver.resolve(explicit: arrival.metadata.contentType, fileName: name, in: catalog.database)
+        }
+        let chosenBy: Delivery.ChosenBy = arrival.metadata.handler == container.handler ? .sender : .rank
+        dispatcher.enqueue(delivery(of: arrival, to: container.handler, in: container, as: name, chosenBy: chosenBy,
+                                    type: type), placed: nil)
+    }
+}

@@ -1,0 +1,77 @@
+import InboxCore
+
+/// Everything that ends in failed/: entries that are not regular files (moved aside unopened), files refused at
+/// intake, deliveries given up on, and copies a handler changed. The reason goes in the file's failure attribute and
+/// in one journal entry; the sidecar goes with the file. `inboxctl retry` brings such a file back.
+struct Quarantine {
+    let state: StateDirectories
+    let logger: Logger
+
+    /// A symlink, FIFO, device, socket, directory or hard link: renamed into failed/ without being opened or
+    /// followed, or left where it is if even that is not possible.
+    func moveAside(_ name: [UInt8], from directory: Directory, kind: EntryKind) {
+        let shown = directory.child(displayName(name))
+        let owner = (try? directory.status(of: name))?.map { String($0.st_uid) }
+        let fields: JournalFields = [("INBOX_FILE", shown), ("INBOX_FILE_KIND", kind.rawValue)]
+        guard let failed = state.failed else { return }
+        switch directory.moveUnique(name, to: failed, preferred: "rejected-" + FileNames.sanitized(name)) {
+        case .success(let newName):
+            logger.log(.warning, "Moved aside \(kind.rawValue) \(shown)", event: .rejected,
+                       fields: fields + [("INBOX_MOVED_TO", failed.child(newName)), ("INBOX_SOURCE_UID", owner)])
+        case .failure(let error):
+            logger.log(.warning, "Left \(kind.rawValue) \(shown) in place: cannot move it aside: \(error)",
+                       event: .rejected, fields: fields + [("INBOX_SOURCE_UID", owner)])
+        }
+    }
+
+    /// A file the agent will not deliver (it crashed the sniffer, or its sender chose a handler it may not have).
+    func reject(_ arrival: Arrival, reason: String, contentType: String? = nil, requested: String? = nil) {
+        ExtendedAttributes(arrival.file.descriptor).write(AgentAttribute.failure, reason)
+        let fields: JournalFields = [
+            ("INBOX_FILE", arrival.shown), ("INBOX_DELIVERY_ID", arrival.id), ("INBOX_REASON", reason),
+            ("INBOX_CONTENT_TYPE", contentType), ("INBOX_REQUESTED_HANDLER", requested),
+            ("INBOX_SOURCE_UID", String(arrival.sourceUID))]
+        guard let failed = state.failed else { return }
+        switch arrival.directory.moveUnique(arrival.name, to: failed, preferred: arrival.cleanName) {
+        case .success(let newName):
+            arrival.directory.moveSidecar(of: arrival.name, to: failed, as: newName)
+            logger.log(.warning, "Refused \(arrival.shown): \(reason); kept in failed/", event: .rejected,
+                       fields: fields + [("INBOX_MOVED_TO", failed.child(newName))])
+        case .failure(let error):
+            logger.log(.warning, "Refused \(arrival.shown): \(reason); cannot move it to failed/: \(error)",
+                       event: .rejected, fields: fields)
+        }
+    }
+
+    /// Gives up on a delivery: the file goes to failed/ with the reason; one `failed` entry.
+    func fail(_ delivery: Delivery, reason: String, outcome: DeliveryOutcome?, duration: Duration?, from inbox: Directory?) {
+        let movedTo = keep(delivery, reason: reason, from: inbox)
+        logger.log(.warning, "\(delivery.handler) failed on \(delivery.name): \(reason)", event: .failed,
+                   fields: delivery.journalFields(file: movedTo) + [
+            ("INBOX_EXIT_STATUS", outcome?.exitStatusField), ("INBOX_DURATION_USEC", duration?.microsecondsField),
+            ("INBOX_REASON", reason)])
+    }
+
+    /// The handler changed what it may only read and delete: the file is kept in failed/ as evidence.
+    func violation(_ delivery: Delivery, change: String, outcome: DeliveryOutcome, duration: Duration, from inbox: Directory?) {
+        let reason = "its handler changed the Inbox copy: \(change)"
+        let movedTo = keep(delivery, reason: "violation: " + reason, from: inbox)
+        logger.log(.warning, "\(delivery.handler) modified \(delivery.name), which it may only read and delete",
+                   event: .violation, fields: delivery.journalFields(file: movedTo) + [
+            ("INBOX_EXIT_STATUS", outcome.exitStatusField), ("INBOX_DURATION_USEC", duration.microsecondsField),
+            ("INBOX_REASON", reason)])
+    }
+
+    /// Records `reason` on the Inbox copy and moves it, with its sidecar, to failed/; the new path, or nil.
+    private func keep(_ delivery: Delivery, reason: String, from inbox: Directory?) -> String? {
+        guard let inbox, let failed = state.failed else { return nil }
+        let name = Array(delivery.name.utf8)
+        if case .opened(let file) = inbox.openRegular(name) {
+            ExtendedAttributes(file.descriptor).write(AgentAttribute.failure, reason)
+            file.descriptor.close()
+        }
+        guard case .success(let newName) = inbox.moveUnique(name, to: failed, preferred: delivery.name) else { return nil }
+        inbox.moveSidecar(of: name, to: failed, as: newName)
+        return failed.child(newName)
+    }
+}

@@ -1,0 +1,92 @@
+import InboxCore
+
+/// The agent's state directory, where the files themselves are the queue (docs/design.md, Directories):
+/// `containers/<handler>/{Inbox,Documents,tmp}` hold what is being delivered, `failed/` what was given up on or
+/// refused, `unhandled/` what waits for a handler. The agent creates them; `inboxctl retry` and `discard` open what
+/// exists.
+public final class StateDirectories {
+    public static let containersName = "containers"
+    public static let failedName = "failed"
+    public static let unhandledName = "unhandled"
+
+    public let root: Directory
+    /// nil only when opened by inboxctl and the agent never made it.
+    public let containers: Directory?
+    public let failed: Directory?
+    public let unhandled: Directory?
+    private var containerCache: [String: Container] = [:]
+
+    /// The agent's: creates what is missing, with the modes that keep handlers out of each other's way.
+    public init(creating path: String) throws(SystemError) {
+        root = try Directory.create(path: path, mode: 0o755)
+        containers = try root.subdirectory(Self.containersName, mode: 0o711)
+        failed = try root.subdirectory(Self.failedName, mode: 0o700)
+        unhandled = try root.subdirectory(Self.unhandledName, mode: 0o700)
+    }
+
+    /// inboxctl's: opens what exists, creating nothing.
+    public init(existing path: String) throws(SystemError) {
+        root = try Directory(path: path)
+        containers = try? root.subdirectory(Self.containersName, create: false)
+        failed = try? root.subdirectory(Self.failedName, create: false)
+        unhandled = try? root.subdirectory(Self.unhandledName, create: false)
+    }
+
+    /// The paths of the three directories for a state directory path, as the agent names them in the journal.
+    public static func paths(of state: String) -> (containers: String, failed: String, unhandled: String) {
+        let base = state.hasSuffix("/") && state.count > 1 ? String(state.dropLast()) : state
+        return (base + "/" + containersName, base + "/" + failedName, base + "/" + unhandledName)
+    }
+
+    /// A handler's container, made on first use; `identity` owns its Documents and tmp when the agent is root.
+    public func container(for handler: String, identity: Identity?) throws(SystemError) -> Container {
+        if let container = containerCache[handler] { return container }
+        guard let containers else { throw SystemError("openat", path: Self.paths(of: root.path).containers, errno: .noSuchFile) }
+        let container = try Container(handler: handler, in: containers, identity: identity)
+        containerCache[handler] = container
+        return container
+    }
+
+    /// The container already opened for `handler`, if any.
+    public func openedContainer(for handler: String) -> Container? { containerCache[handler] }
+
+    /// The container Inboxes that exist, by handler name (what an earlier run left there), sorted.
+    public func containerInboxes() -> [(handler: String, inbox: Directory)] {
+        guard let containers, let names = try? containers.entries() else { return [] }
+        return names.compactMap { String(validating: $0, as: UTF8.self) }.sorted().compactMap { handler in
+            guard let root = try? containers.subdirectory(handler, create: false),
+                  let inbox = try? root.subdirectory("Inbox", create: false) else { return nil }
+            return (handler, inbox)
+        }
+    }
+
+    /// Visible entries of a directory, the count status.json reports.
+    public static func visibleCount(_ directory: Directory?) -> Int {
+        guard let directory else { return 0 }
+        return (try? directory.entries().filter { !FileNames.isHidden($0) }.count) ?? 0
+    }
+
+    /// Moves an entry into `target` under a free name. Across filesystems (EXDEV) it copies the open file instead,
+    /// then removes the original, and returns the copy, open.
+    public static func relocate(_ name: [UInt8], file: OpenedFile, from directory: Directory, to target: Directory,
+                                preferred: String) -> Result<(name: String, copy: FileDescriptor?), SystemError> {
+        switch directory.moveUnique(name, to: target, preferred: preferred) {
+        case .success(let newName):
+            return .success((newName, nil))
+        case .failure(.crossDevice):
+            switch directory.copyIn(file, to: target, preferred: preferred) {
+            case .success(let (newName, copy)):
+                // Only the very file that was copied is removed. (The Inbox is sticky, so only its sender could swap
+                // another in between this check and the unlink.)
+                if let st = try? directory.status(of: name), st.st_ino == file.status.st_ino, st.st_dev == file.status.st_dev {
+                    directory.remove(name)
+                }
+                return .success((newName, copy))
+            case .failure(let error):
+                return .failure(error)
+            }
+        case .failure(let error):
+            return .failure(SystemError("renameat2", path: target.child(preferred), errno: error))
+        }
+    }
+}

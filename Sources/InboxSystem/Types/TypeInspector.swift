@@ -1,0 +1,74 @@
+import InboxCore
+
+/// What reads a file's first bytes and says what its content is: the agent's sandboxed sniffer child, or libmagic in
+/// process for inboxctl (as file(1) does).
+public protocol ContentSniffing: AnyObject {
+    /// libmagic's MIME type for the file's first bytes; with `classifyingText: false` plain text may be answered
+    /// `text/plain` without asking libmagic. A `.crashed` or `.timedOut` failure blames the file.
+    func sniffContent(_ file: FileDescriptor, classifyingText: Bool) -> Result<String, SnifferProcess.Failure>
+}
+
+extension SnifferProcess: ContentSniffing {
+    public func sniffContent(_ file: FileDescriptor, classifyingText: Bool) -> Result<String, Failure> {
+        sniff(file, classifyingText: classifyingText)
+    }
+}
+
+extension ContentSniffer: ContentSniffing {
+    public func sniffContent(_ file: FileDescriptor, classifyingText: Bool) -> Result<String, SnifferProcess.Failure> {
+        sniff(file, classifyingText: classifyingText).mapError { .refused($0.description) }
+    }
+}
+
+/// A file's type as the agent decides it (TypeResolver has the rule): what its content-type attribute or its name
+/// claims, then, unless sniffing is off, what its first bytes are. The agent and `inboxctl info` both ask here.
+public final class TypeInspector {
+    /// One inspection's findings.
+    public struct Inspection: Sendable {
+        public let resolved: ResolvedType
+        /// libmagic's MIME type for the content; nil when not sniffed.
+        public let sniffedMIMEType: String?
+        /// Why the content could not be sniffed (the claim then decides); nil when it was, or sniffing is off.
+        public let sniffFailure: SnifferProcess.Failure?
+    }
+
+    /// nil: ContentSniffing=no, names and attributes alone decide.
+    public let sniffer: ContentSniffing?
+
+    public init(sniffer: ContentSniffing?) {
+        self.sniffer = sniffer
+    }
+
+    /// The type of an open file called `name`, with `explicit` from its content-type attribute. A failure when the file
+    /// crashed or stalled the sniffer: such a file is hostile or broken, and is not delivered.
+    public func inspect(_ file: FileDescriptor, name: String, explicit: String?,
+                        in database: TypeDatabase) -> Result<Inspection, SnifferProcess.Failure> {
+        let claim = TypeResolver.claim(explicit: explicit, fileName: name, in: database)
+        var content: String?
+        var failure: SnifferProcess.Failure?
+        if let sniffer {
+            switch sniffer.sniffContent(file, classifyingText: claim.needsTextClassified) {
+            case .success(let mimeType):
+                content = mimeType
+            case .failure(let error):
+                switch error {
+                case .crashed, .timedOut: return .failure(error)
+                case .refused, .unreadable: failure = error
+                }
+            }
+        }
+        return .success(Inspection(resolved: TypeResolver.decide(claim, content: content, in: database),
+                                   sniffedMIMEType: content, sniffFailure: failure))
+    }
+
+    /// "its name says public.png but the content is public.plain-text": the mismatch as the journal and inboxctl say it.
+    public static func statement(of mismatch: ResolvedType.Mismatch) -> String {
+        let claim = mismatch.claimSource == .attribute ? "its content-type attribute says" : "its name says"
+        return "\(claim) \(mismatch.claimed) but the content is \(mismatch.content)"
+    }
+
+    /// What follows the statement: which evidence won.
+    public static func verdict(of mismatch: ResolvedType.Mismatch) -> String {
+        mismatch.contentWon ? "typed by its content" : "kept \(mismatch.claimed)"
+    }
+}
