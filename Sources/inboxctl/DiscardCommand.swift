@@ -3,7 +3,9 @@ import InboxCore
 import InboxSystem
 
 /// `inboxctl discard ID`: removes a file the agent holds in failed/ or unhandled/.
-enum DiscardCommand {
+enum DiscardCommand: InboxctlCommand {
+    static let name = "discard"
+    static let summary = "Remove a failed or unhandled file"
     static let usage = "inboxctl discard ID"
 
     static let help = """
@@ -27,8 +29,8 @@ enum DiscardCommand {
     static let options = CommandOptions(agentOptions: true, positionals: .atMostOne)
 
     /// The usage errors that the options one by one cannot show.
-    static func check(_ parsed: ParsedOptions) throws(OptionScanner.UsageError) {
-        if parsed.positionals.isEmpty { throw OptionScanner.UsageError(message: "missing ID") }
+    static func check(_ parsed: ParsedOptions) throws(UsageError) {
+        if parsed.positionals.isEmpty { throw UsageError(message: "missing ID") }
     }
 
     static func run(_ parsed: ParsedOptions) -> CInt {

@@ -3,7 +3,9 @@ import InboxCore
 import InboxSystem
 
 /// `inboxctl handlers [FILE | --type UTI] [--json]`: the registrations in force, or the "Open In" list for a file.
-enum HandlersCommand {
+enum HandlersCommand: InboxctlCommand {
+    static let name = "handlers"
+    static let summary = "List handlers, or those that would open a file or type"
     static let usage = "inboxctl handlers [FILE | --type UTI] [--json]"
 
     static let help = """
@@ -31,9 +33,9 @@ enum HandlersCommand {
     static let options = CommandOptions([.value("--type"), .flag("--json")], agentOptions: true, positionals: .atMostOne)
 
     /// The usage errors that the options one by one cannot show.
-    static func check(_ parsed: ParsedOptions) throws(OptionScanner.UsageError) {
+    static func check(_ parsed: ParsedOptions) throws(UsageError) {
         if !parsed.positionals.isEmpty && parsed.flag("--type") {
-            throw OptionScanner.UsageError(message: "give FILE or '--type', not both")
+            throw UsageError(message: "give FILE or '--type', not both")
         }
     }
 

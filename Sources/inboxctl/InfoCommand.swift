@@ -3,7 +3,9 @@ import InboxCore
 import InboxSystem
 
 /// `inboxctl info FILE... [--json]`: what the agent would make of each file, without moving it.
-enum InfoCommand {
+enum InfoCommand: InboxctlCommand {
+    static let name = "info"
+    static let summary = "Show a file's type and the handler it would get"
     static let usage = "inboxctl info FILE... [--json]"
 
     static let help = """
@@ -30,8 +32,8 @@ enum InfoCommand {
     static let options = CommandOptions([.flag("--json")], agentOptions: true, positionals: .any)
 
     /// The usage errors that the options one by one cannot show.
-    static func check(_ parsed: ParsedOptions) throws(OptionScanner.UsageError) {
-        if parsed.positionals.isEmpty { throw OptionScanner.UsageError(message: "missing expected argument '<FILE>'") }
+    static func check(_ parsed: ParsedOptions) throws(UsageError) {
+        if parsed.positionals.isEmpty { throw UsageError(message: "missing expected argument '<FILE>'") }
     }
 
     static func run(_ parsed: ParsedOptions) -> CInt {

@@ -3,7 +3,9 @@ import InboxCore
 import InboxSystem
 
 /// `inboxctl log`: runs journalctl with the field matches of DESIGN.md "Journal", printing the command first.
-enum LogCommand {
+enum LogCommand: InboxctlCommand {
+    static let name = "log"
+    static let summary = "Show the journal entries of a handler, file or delivery"
     static let usage = "inboxctl log [--handler ID] [--file NAME] [--delivery ID] [--follow] [-n N]"
     static let journalctl = "/usr/bin/journalctl"
 
@@ -34,14 +36,14 @@ enum LogCommand {
     ], agentOptions: true, positionals: .none)
 
     /// The usage errors that the options one by one cannot show.
-    static func check(_ parsed: ParsedOptions) throws(OptionScanner.UsageError) {
+    static func check(_ parsed: ParsedOptions) throws(UsageError) {
         if let lines = parsed.value("--lines"), Int(lines).map({ $0 < 0 }) ?? true {
-            throw OptionScanner.UsageError(message: "invalid number of lines '\(lines)'")
+            throw UsageError(message: "invalid number of lines '\(lines)'")
         }
         if let delivery = parsed.value("--delivery"), AgentAttribute.validDeliveryID(delivery.lowercased()) == nil {
-            throw OptionScanner.UsageError(message: "invalid delivery id '\(delivery)': expected 32 hex digits")
+            throw UsageError(message: "invalid delivery id '\(delivery)': expected 32 hex digits")
         }
-        if parsed.value("--file") == "" { throw OptionScanner.UsageError(message: "empty file name") }
+        if parsed.value("--file") == "" { throw UsageError(message: "empty file name") }
     }
 
     static func run(_ parsed: ParsedOptions) -> CInt {

@@ -4,7 +4,9 @@ import InboxSystem
 
 /// `inboxctl open --with ID FILE...`: the "Open In" menu's choice. Each file is sent as `send` does, carrying the
 /// chosen handler in `user.inbox.handler`; the agent honours it only for a handler that claims the file's type.
-enum OpenCommand {
+enum OpenCommand: InboxctlCommand {
+    static let name = "open"
+    static let summary = "Send files to a handler of your choice"
     static let usage = "inboxctl open --with ID [--force] [--inbox DIR] [--source-app ID] [--annotation JSON] FILE..."
 
     static let help = """
@@ -38,14 +40,14 @@ enum OpenCommand {
     static let options = CommandOptions([.value("--with"), .flag("--force"), .value("--inbox"), .value("--source-app"),
                                          .value("--annotation")], agentOptions: true, positionals: .any)
 
-    static func check(_ parsed: ParsedOptions) throws(OptionScanner.UsageError) {
-        guard let handler = parsed.value("--with") else { throw OptionScanner.UsageError(message: "missing '--with ID'") }
+    static func check(_ parsed: ParsedOptions) throws(UsageError) {
+        guard let handler = parsed.value("--with") else { throw UsageError(message: "missing '--with ID'") }
         if !HandlerIdentifier.isValid(handler) {
-            throw OptionScanner.UsageError(message: "invalid handler identifier '\(handler)'")
+            throw UsageError(message: "invalid handler identifier '\(handler)'")
         }
-        if parsed.positionals.isEmpty { throw OptionScanner.UsageError(message: "missing FILE") }
+        if parsed.positionals.isEmpty { throw UsageError(message: "missing FILE") }
         if parsed.positionals.contains("-") {
-            throw OptionScanner.UsageError(message: "open takes files; send stdin with 'inboxctl send --type UTI -'")
+            throw UsageError(message: "open takes files; send stdin with 'inboxctl send --type UTI -'")
         }
         try SendCommand.checkMetadata(parsed)
     }

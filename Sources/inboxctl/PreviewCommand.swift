@@ -4,7 +4,9 @@ import InboxSystem
 
 /// `inboxctl preview FILE... [--title TITLE]...`: Quick Look's job. Each file is shown by a `Role=Viewer` handler,
 /// read-only: nothing is moved, consumed or delivered, and the agent is not involved.
-enum PreviewCommand {
+enum PreviewCommand: InboxctlCommand {
+    static let name = "preview"
+    static let summary = "Show files with a viewer, read-only"
     static let usage = "inboxctl preview [--title TITLE]... [--with ID] FILE..."
 
     static let help = """
@@ -36,15 +38,15 @@ enum PreviewCommand {
 
     static let options = CommandOptions([.value("--title"), .value("--with")], agentOptions: true, positionals: .any)
 
-    static func check(_ parsed: ParsedOptions) throws(OptionScanner.UsageError) {
-        if parsed.positionals.isEmpty { throw OptionScanner.UsageError(message: "missing FILE") }
+    static func check(_ parsed: ParsedOptions) throws(UsageError) {
+        if parsed.positionals.isEmpty { throw UsageError(message: "missing FILE") }
         let titles = parsed.values("--title")
         if titles.count > parsed.positionals.count {
-            throw OptionScanner.UsageError(message:
+            throw UsageError(message:
                 "\(titles.count) titles for \(parsed.positionals.count) file\(parsed.positionals.count == 1 ? "" : "s")")
         }
         if let long = titles.first(where: { $0.utf8.count > 1024 }) {
-            throw OptionScanner.UsageError(message: "title '\(long.prefix(20))...' is over 1024 bytes")
+            throw UsageError(message: "title '\(long.prefix(20))...' is over 1024 bytes")
         }
     }
 

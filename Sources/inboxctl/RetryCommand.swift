@@ -4,7 +4,9 @@ import InboxSystem
 
 /// `inboxctl retry ID|--all`: moves a file from failed/ or unhandled/ back into the drop Inbox, where the agent
 /// takes it as a new arrival.
-enum RetryCommand {
+enum RetryCommand: InboxctlCommand {
+    static let name = "retry"
+    static let summary = "Send a failed or unhandled file to its handler again"
     static let usage = "inboxctl retry ID|--all"
 
     static let help = """
@@ -33,10 +35,10 @@ enum RetryCommand {
     static let options = CommandOptions([.flag("--all"), .value("--inbox")], agentOptions: true, positionals: .atMostOne)
 
     /// The usage errors that the options one by one cannot show.
-    static func check(_ parsed: ParsedOptions) throws(OptionScanner.UsageError) {
+    static func check(_ parsed: ParsedOptions) throws(UsageError) {
         let all = parsed.flag("--all")
         if all == !parsed.positionals.isEmpty {
-            throw OptionScanner.UsageError(message: all ? "give either ID or --all, not both" : "missing ID (or --all)")
+            throw UsageError(message: all ? "give either ID or --all, not both" : "missing ID (or --all)")
         }
     }
 

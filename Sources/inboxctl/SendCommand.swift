@@ -4,7 +4,9 @@ import InboxSystem
 
 /// `inboxctl send`: atomic delivery into a drop Inbox, with the sender's metadata in extended attributes
 /// (DESIGN.md "Metadata that rides with a file").
-enum SendCommand {
+enum SendCommand: InboxctlCommand {
+    static let name = "send"
+    static let summary = "Send files to their handlers through a drop Inbox"
     static let usage = "inboxctl send [--inbox DIR] [--source-app ID] [--annotation JSON] [--type UTI] [--name NAME] FILE...|-"
 
     static let help = """
@@ -100,37 +102,37 @@ enum SendCommand {
     }
 
     /// What is wrong with the command line before anything is created.
-    static func check(_ parsed: ParsedOptions) throws(OptionScanner.UsageError) {
+    static func check(_ parsed: ParsedOptions) throws(UsageError) {
         let files = parsed.positionals
-        if files.isEmpty { throw OptionScanner.UsageError(message: "missing FILE (or '-' for stdin)") }
-        if files.filter({ $0 == "-" }).count > 1 { throw OptionScanner.UsageError(message: "'-' given more than once") }
+        if files.isEmpty { throw UsageError(message: "missing FILE (or '-' for stdin)") }
+        if files.filter({ $0 == "-" }).count > 1 { throw UsageError(message: "'-' given more than once") }
         if let name = parsed.value("--name") {
-            if files.count > 1 { throw OptionScanner.UsageError(message: "--name needs exactly one FILE") }
+            if files.count > 1 { throw UsageError(message: "--name needs exactly one FILE") }
             if name.isEmpty || FileNames.sanitized(Array(name.utf8)) != name {
-                throw OptionScanner.UsageError(message:
+                throw UsageError(message:
                     "invalid name '\(name)': it must not start with '.', contain '/' or control characters, or exceed 200 bytes")
             }
         }
         if files.contains("-") && !parsed.flag("--name") && !parsed.flag("--type") {
-            throw OptionScanner.UsageError(message: "'-' (stdin) needs --type or --name: there is no file name to keep")
+            throw UsageError(message: "'-' (stdin) needs --type or --name: there is no file name to keep")
         }
         try checkMetadata(parsed)
     }
 
     /// The source application and annotation, as `send` and `open` take them.
-    static func checkMetadata(_ parsed: ParsedOptions) throws(OptionScanner.UsageError) {
+    static func checkMetadata(_ parsed: ParsedOptions) throws(UsageError) {
         if let app = parsed.value("--source-app"), !SourceApplication.isValid(app) {
-            throw OptionScanner.UsageError(message:
+            throw UsageError(message:
                 "invalid source application '\(app)': it must be printable ASCII without spaces, at most \(MetadataLimits.sourceAppBytes) bytes")
         }
         if let annotation = parsed.value("--annotation") {
             let bytes = Array(annotation.utf8)
             if bytes.count > MetadataLimits.annotationBytes {
-                throw OptionScanner.UsageError(message:
+                throw UsageError(message:
                     "annotation is \(bytes.count) bytes, over the limit of \(MetadataLimits.annotationBytes)")
             }
             if let problem = JSON.validate(bytes) {
-                throw OptionScanner.UsageError(message: "annotation is not valid JSON: \(problem)")
+                throw UsageError(message: "annotation is not valid JSON: \(problem)")
             }
         }
     }

@@ -3,7 +3,9 @@ import InboxCore
 import InboxSystem
 
 /// `inboxctl status [--json]`: what the agent is doing, from the status file it keeps in its runtime directory.
-enum StatusCommand {
+enum StatusCommand: InboxctlCommand {
+    static let name = "status"
+    static let summary = "Show what the agent is doing"
     static let usage = "inboxctl status [--json] [--runtime-dir DIR] [agent options]"
 
     static let help = """

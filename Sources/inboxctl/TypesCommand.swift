@@ -3,7 +3,9 @@ import InboxCore
 import InboxSystem
 
 /// `inboxctl types [UTI] [--tree] [--json]`: the type database the agent uses, built in, declared and dynamic.
-enum TypesCommand {
+enum TypesCommand: InboxctlCommand {
+    static let name = "types"
+    static let summary = "Show the types the agent knows and how they conform"
     static let usage = "inboxctl types [UTI] [--tree] [--json]"
 
     static let help = """

@@ -3,7 +3,9 @@ import InboxCore
 import InboxSystem
 
 /// `inboxctl verify [PATH...]`: what the agent would say about these files, without the agent.
-enum VerifyCommand {
+enum VerifyCommand: InboxctlCommand {
+    static let name = "verify"
+    static let summary = "Check registration and configuration files"
     static let usage = "inboxctl verify [--handlers DIR]... [PATH...]"
 
     static let help = """

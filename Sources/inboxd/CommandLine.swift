@@ -15,9 +15,10 @@ struct AgentCommandLine {
     var help = false
     var version = false
 
-    struct UsageError: Error { let message: String }
-
     static let usage = "inboxd [--config FILE] [--inbox DIR]... [--handlers DIR]... [--state DIR] [--runtime-dir DIR] [--defaults FILE] [--max-concurrent N] [--log-target auto|journal|stderr] [--log-level info|debug]"
+
+    static let options = CommandOptions([.flag("--version"), .flag("--help", "-h")],
+                                        agentOptions: AgentOption.allCases, positionals: .none)
 
     static let help = """
         OVERVIEW: Deliver files dropped in an Inbox to the handler registered for their type.
@@ -25,71 +26,49 @@ struct AgentCommandLine {
         USAGE: \(usage)
 
         OPTIONS:
-          --config FILE           Agent configuration (default /etc/inboxd/inboxd.conf when present)
-          --inbox DIR             Watch DIR as a drop Inbox (repeatable; replaces Inbox= of the config)
-          --handlers DIR          Read registrations from DIR (repeatable; replaces the search path)
-          --state DIR             State directory: containers/, failed/, unhandled/
-          --runtime-dir DIR       Where the status file is kept
-          --defaults FILE         Handler preferences (default /etc/inboxd/defaults.conf)
-          --max-concurrent N      Handlers running at once, across all handlers
-          --log-target TARGET     auto, journal or stderr (default auto)
-          --log-level LEVEL       info or debug (default info)
-          --version               Show the version
-          -h, --help              Show help information
+        \(AgentOption.allCases.map { $0.option.helpLine($0.agentHelp) }.joined(separator: "\n"))
+        \(CommandOption.helpLine("--version", "Show the version"))
+        \(CommandOption.helpOptionLine)
 
         """
 
-    static let options: Set<String> = ["--config", "--inbox", "--handlers", "--state", "--runtime-dir", "--defaults",
-                                       "--max-concurrent", "--log-target", "--log-level"]
-
+    /// The flags in `arguments`; each value is checked in command-line order, after the scan has found no unknown
+    /// option, missing value or stray argument.
     static func parse(_ arguments: [String]) throws(UsageError) -> AgentCommandLine {
         var result = AgentCommandLine()
-        var index = 0
-        while index < arguments.count {
-            let token = arguments[index]
-            index += 1
-            if token == "-h" || token == "--help" { result.help = true; continue }
-            if token == "--version" { result.version = true; continue }
-            var name = token
-            var value: String?
-            if let equals = token.firstIndex(of: "="), token.hasPrefix("--") {
-                name = String(token[..<equals])
-                value = String(token[token.index(after: equals)...])
-            }
-            guard options.contains(name) else {
-                let hint = closest(name).map { "; did you mean '\($0)'?" } ?? ""
-                throw UsageError(message: token.hasPrefix("-") ? "unknown option '\(name)'\(hint)" : "unexpected argument '\(token)'")
-            }
-            if value == nil {
-                guard index < arguments.count else { throw UsageError(message: "missing value for '\(name)'") }
-                value = arguments[index]
-                index += 1
-            }
-            let text = value!
-            switch name {
-            case "--config": result.config = try path(text, name)
-            case "--inbox": result.inboxes.append(try path(text, name))
-            case "--handlers": result.handlers.append(try path(text, name))
-            case "--state": result.state = try path(text, name)
-            case "--runtime-dir": result.runtimeDirectory = try path(text, name)
-            case "--defaults": result.defaults = try path(text, name)
-            case "--max-concurrent":
+        // `--help` is declared, so it is a flag like `--version` and the scan never returns nil for help.
+        guard let parsed = try options.scan(arguments) else {
+            result.help = true
+            return result
+        }
+        result.help = parsed.flag("--help")
+        result.version = parsed.flag("--version")
+        for given in parsed.given {
+            guard let option = AgentOption(rawValue: given.name), let text = given.value else { continue }
+            let name = option.name
+            switch option {
+            case .config: result.config = try path(text, name)
+            case .inbox: result.inboxes.append(try path(text, name))
+            case .handlers: result.handlers.append(try path(text, name))
+            case .state: result.state = try path(text, name)
+            case .runtimeDirectory: result.runtimeDirectory = try path(text, name)
+            case .defaults: result.defaults = try path(text, name)
+            case .maxConcurrent:
                 guard let n = Int(text), n > 0, n <= 4096 else {
                     throw UsageError(message: "invalid value '\(text)' for '--max-concurrent': expected an integer from 1 to 4096")
                 }
                 result.maxConcurrent = n
-            case "--log-target":
+            case .logTarget:
                 guard let target = LogTarget(rawValue: text) else {
                     throw UsageError(message: "invalid value '\(text)' for '--log-target': expected auto, journal or stderr")
                 }
                 result.logTarget = target
-            case "--log-level":
+            case .logLevel:
                 switch text {
                 case "info": result.logLevel = .info
                 case "debug": result.logLevel = .debug
                 default: throw UsageError(message: "invalid value '\(text)' for '--log-level': expected info or debug")
                 }
-            default: break
             }
         }
         return result
@@ -98,10 +77,5 @@ struct AgentCommandLine {
     private static func path(_ text: String, _ option: String) throws(UsageError) -> String {
         guard !text.isEmpty else { throw UsageError(message: "empty value for '\(option)'") }
         return text.hasPrefix("/") ? text : (ProcessEnvironment.currentDirectory() ?? "/") + "/" + text
-    }
-
-    /// A known option within two edits of a mistyped one.
-    static func closest(_ name: String) -> String? {
-        Spelling.closest(to: name, among: options.union(["--help", "--version"]))
     }
 }

@@ -6,7 +6,7 @@ let inboxdVersion = "0.1.0"
 
 /// Flags override the config file, which overrides the built-in defaults (SettingsResolver); problems in the
 /// file are printed as `file:line: message`.
-func makeSettings(_ options: AgentCommandLine) -> Result<AgentSettings, AgentCommandLine.UsageError> {
+func makeSettings(_ options: AgentCommandLine) -> Result<AgentSettings, UsageError> {
     var overrides = SettingsOverrides()
     overrides.config = options.config
     overrides.inboxes = options.inboxes
