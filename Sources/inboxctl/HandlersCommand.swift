@@ -44,7 +44,7 @@ enum HandlersCommand: InboxctlCommand {
         let file = parsed.positionals.first, type = parsed.value("--type")
         guard let settings = parsed.agent.settings() else { return 1 }
         guard file != nil || type != nil else {
-            let loaded = Inspection.loadRegistrations(settings)
+            let loaded = HandlerCatalog.load(settings).loaded
             Inboxctl.write(json ? registrationsJSON(loaded) : registrationsText(loaded), to: 1)
             return 0
         }

@@ -1,4 +1,3 @@
-import Glibc
 import InboxCore
 import InboxSystem
 
@@ -61,7 +60,7 @@ enum InfoCommand: InboxctlCommand {
     }
 
     static func reportText(_ report: FileReport, _ selection: Selection, _ inspection: Inspection) -> String {
-        let database = inspection.loaded.database
+        let database = inspection.catalog.database
         let type = report.resolved
         let description = database.declaration(for: type.identifier)?.description
         var rows: [(String, String)] = [
@@ -85,13 +84,11 @@ enum InfoCommand: InboxctlCommand {
     }
 
     static func mismatchText(_ mismatch: ResolvedType.Mismatch) -> String {
-        let claim = mismatch.claimSource == .attribute ? "its content-type attribute says" : "its name says"
-        return "\(claim) \(mismatch.claimed) but the content is \(mismatch.content); "
-            + (mismatch.contentWon ? "typed by its content" : "kept \(mismatch.claimed)")
+        TypeInspector.statement(of: mismatch) + "; " + TypeInspector.verdict(of: mismatch)
     }
 
     static func reportJSON(_ report: FileReport, _ selection: Selection, _ inspection: Inspection) -> String {
-        let database = inspection.loaded.database
+        let database = inspection.catalog.database
         let type = report.resolved
         let mismatch = type.mismatch.map { mismatch in
             JSONText.object([
@@ -117,119 +114,5 @@ enum InfoCommand: InboxctlCommand {
             ("notes", JSONText.array(type.diagnostics + [report.sniffNote, report.refusal].compactMap { $0 })),
             ("icons", "[" + icons.joined(separator: ",") + "]"),
         ] + HandlersCommand.selectionJSONPairs(selection, inspection))
-    }
-}
-
-/// One file as the agent would see it.
-struct FileReport {
-    let name: String
-    let path: String
-    let url: String
-    let resolved: ResolvedType
-    /// libmagic's MIME type for the first bytes; nil when not sniffed.
-    let sniffed: String?
-    /// Why the content was not sniffed, when it was not.
-    let sniffNote: String?
-    /// Why the agent would refuse the file from a drop Inbox, if it would.
-    let refusal: String?
-}
-
-/// Why a file could not be inspected.
-struct InspectionError: Error, CustomStringConvertible {
-    let description: String
-    init(_ description: String) { self.description = description }
-}
-
-/// The agent's view, loaded once: registrations, types, preferences, and libmagic (in-process, as file(1) does).
-final class Inspection {
-    let settings: AgentSettings
-    let loaded: LoadedRegistrations
-    let preferences: HandlerPreferences
-    private let sniffer: ContentSniffer?
-
-    /// nil (after saying why) when libmagic cannot be loaded: the agent would refuse to start.
-    init?(_ settings: AgentSettings) {
-        self.settings = settings
-        loaded = Self.loadRegistrations(settings)
-        // Problems in defaults.conf are the agent's warnings: shown, and the rest of the file still counts.
-        let (preferences, diagnostics, problem) = Preferences.load(settings.defaultsFile)
-        for diagnostic in diagnostics { Inboxctl.write(diagnostic.description + "\n", to: 2) }
-        if let problem { Inboxctl.write("inboxctl: \(problem)\n", to: 2) }
-        self.preferences = preferences
-        if settings.contentSniffing {
-            do throws(SniffError) {
-                sniffer = try ContentSniffer()
-            } catch {
-                Inboxctl.write("inboxctl: cannot load libmagic: \(error)\n", to: 2)
-                return nil
-            }
-        } else {
-            sniffer = nil
-        }
-    }
-
-    /// The registrations and types the agent would load (MIME database, then handlers.d).
-    static func loadRegistrations(_ settings: AgentSettings) -> LoadedRegistrations {
-        let mime = MIMEDatabaseLoader.load(directories: settings.mimeDirectories).database
-        return RegistrationLoader.load(directories: settings.handlerDirectories, mime: mime)
-    }
-
-    /// The ranked candidates for a type, as the agent chooses.
-    func select(_ type: String) -> Selection {
-        HandlerSelector.select(type: type, index: loaded.index, database: loaded.database, preferences: preferences,
-                               ranking: .all)
-    }
-
-    /// Opens the file as the agent would (no symlink, no blocking, a regular file) and resolves its type, with its
-    /// content-type attribute unless `readingAttribute` is false (a file about to be sent without it).
-    func inspect(_ path: String, readingAttribute: Bool = true) -> Result<FileReport, InspectionError> {
-        let fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC | O_NOCTTY)
-        if fd < 0 {
-            return .failure(InspectionError(errno == ELOOP ? "is a symbolic link" : "cannot open: \(Errno.current)"))
-        }
-        let file = FileDescriptor(rawValue: fd)
-        defer { file.close() }
-        var st = stat()
-        guard fstat(fd, &st) == 0 else { return .failure(InspectionError("cannot stat: \(Errno.current)")) }
-        guard (st.st_mode & S_IFMT) == S_IFREG else { return .failure(InspectionError("not a regular file")) }
-
-        let name = lastPathComponent(path)
-        var explicit = readingAttribute
-            ? ExtendedAttributes(file).readString(SenderAttribute.contentType, limit: MetadataLimits.contentTypeBytes) : nil
-        if readingAttribute && explicit == nil {
-            // A file waiting in an Inbox may carry its type in its sidecar, which the agent reads as well.
-            if let directory = try? Directory(path: parentPath(path)),
-               case .read(let bytes) = directory.readSidecar(of: Array(name.utf8), owner: st.st_uid) {
-                explicit = Sidecar.parse(bytes).metadata.contentType
-            }
-        }
-        let claim = TypeResolver.claim(explicit: explicit, fileName: name, in: loaded.database)
-        var sniffed: String?, note: String?
-        if let sniffer {
-            switch sniffer.sniff(file, classifyingText: claim.needsTextClassified) {
-            case .success(let mime): sniffed = mime
-            case .failure(let error): note = "cannot sniff: \(error); its name and attribute decide its type"
-            }
-        } else {
-            note = "ContentSniffing=no"
-        }
-        let resolved = TypeResolver.decide(claim, content: sniffed, in: loaded.database)
-        let absolute = path.hasPrefix("/") ? path : (ProcessEnvironment.currentDirectory() ?? ".") + "/" + path
-        return .success(FileReport(name: name, path: path, url: fileURL(forPath: absolute), resolved: resolved,
-                                   sniffed: sniffed, sniffNote: note,
-                                   refusal: st.st_nlink > 1 ? "it has \(st.st_nlink) links: from a drop Inbox the agent "
-                                       + "would refuse it (a hard link) and move it aside to failed/" : nil))
-    }
-
-    /// The icons of a candidate's document type, resolved against its registration file's directory.
-    func icons(_ candidate: Candidate?) -> [(path: String, exists: Bool)] {
-        guard let candidate, let registration = loaded.registration(candidate.handler) else { return [] }
-        let directory = registration.path.split(separator: "/", omittingEmptySubsequences: false).dropLast()
-            .joined(separator: "/")
-        return candidate.documentType.iconFiles.map { file in
-            let path = file.hasPrefix("/") ? file : (directory.isEmpty ? file : directory + "/" + file)
-            var st = stat()
-            return (path, stat(path, &st) == 0 && (st.st_mode & S_IFMT) == S_IFREG)
-        }
     }
 }

@@ -51,12 +51,12 @@ enum PreviewCommand: InboxctlCommand {
     }
 
     static func run(_ parsed: ParsedOptions) -> CInt {
-        guard let settings = parsed.agent.settings(), let inspection = Inspection(settings) else { return 1 }
+        guard let settings = parsed.agent.settings() else { return 1 }
+        // As root, each viewer runs as the identity the agent gives its handler.
+        let identities: HandlerCatalog.IdentityLookup = ProcessEnvironment.isRoot
+            ? .resolve(isRoot: true, containersPath: StateDirectories.paths(of: settings.stateDirectory).containers) : .skip
+        guard let inspection = Inspection(settings, identities: identities) else { return 1 }
         let files = parsed.positionals, titles = parsed.values("--title")
-        let identities = geteuid() == 0
-            ? HandlerIdentities.resolve(inspection.loaded.registrations, isRoot: true,
-                                        containersPath: settings.stateDirectory + "/containers")
-            : [:]
         let landlockABI = LandlockRuleset.abi()
         if landlockABI == 0 {
             Inboxctl.write("inboxctl: this kernel has no Landlock: viewers are not confined; a change to the file "
@@ -68,8 +68,7 @@ enum PreviewCommand: InboxctlCommand {
             if Interruption.signal != 0 { break }
             let title = index < titles.count ? titles[index] : lastPathComponent(file)
             let preview = Delivery.Preview(title: title, index: index + 1, count: files.count)
-            if !show(file, preview: preview, with: parsed.value("--with"), inspection: inspection, identities: identities,
-                     landlockABI: landlockABI) {
+            if !show(file, preview: preview, with: parsed.value("--with"), inspection: inspection, landlockABI: landlockABI) {
                 status = 1
             }
         }
@@ -79,7 +78,7 @@ enum PreviewCommand: InboxctlCommand {
 
     /// Shows one file; false (after saying why) if it could not be shown or its viewer failed.
     static func show(_ file: String, preview: Delivery.Preview, with chosen: String?, inspection: Inspection,
-                     identities: [String: Result<Identity, Identity.LookupError>], landlockABI: Int) -> Bool {
+                     landlockABI: Int) -> Bool {
         let report: FileReport
         switch inspection.inspect(file) {
         case .success(let inspected): report = inspected
@@ -88,8 +87,7 @@ enum PreviewCommand: InboxctlCommand {
             return false
         }
         let type = report.resolved.identifier
-        let viewers = HandlerSelector.select(type: type, index: inspection.loaded.index, database: inspection.loaded.database,
-                                             preferences: inspection.preferences, role: .viewer)
+        let viewers = inspection.catalog.candidates(for: type, role: .viewer)
         let handler: String
         if let chosen {
             guard viewers.candidates.contains(where: { $0.handler == chosen }) else {
@@ -107,9 +105,9 @@ enum PreviewCommand: InboxctlCommand {
             }
             handler = best.handler
         }
-        guard let registration = inspection.loaded.registration(handler) else { return false }
+        guard let registration = inspection.catalog.registration(handler) else { return false }
         var identity: Identity?
-        switch identities[handler] {
+        switch inspection.catalog.identities[handler] {
         case .success(let found)?: identity = found
         case .failure(let error)?:
             Inboxctl.write("inboxctl: \(registration.path): \(error)\n", to: 2)
@@ -118,7 +116,7 @@ enum PreviewCommand: InboxctlCommand {
         }
         let absolute = file.hasPrefix("/") ? file : (ProcessEnvironment.currentDirectory() ?? ".") + "/" + file
         let item = PreviewSession.Item(path: absolute, contentType: type,
-                                       contentTypes: inspection.loaded.database.conformanceChain(of: type), preview: preview)
+                                       contentTypes: inspection.catalog.conformanceChain(of: type), preview: preview)
         let session = PreviewSession(registration: registration, identity: identity, settings: inspection.settings,
                                      landlockABI: landlockABI)
         let result: PreviewSession.Result

@@ -34,7 +34,7 @@ enum TypesCommand: InboxctlCommand {
         let tree = parsed.flag("--tree"), json = parsed.flag("--json")
         let uti = parsed.positionals.first
         guard let settings = parsed.agent.settings() else { return 1 }
-        let database = Inspection.loadRegistrations(settings).database
+        let database = HandlerCatalog.load(settings).loaded.database
         let output: String
         if let uti {
             guard let identifier = database.knownIdentifier(uti) else {

@@ -1,0 +1,121 @@
+import Glibc
+import InboxCore
+import InboxSystem
+
+/// One file as the agent would see it.
+struct FileReport {
+    let name: String
+    let path: String
+    let url: String
+    let resolved: ResolvedType
+    /// libmagic's MIME type for the first bytes; nil when not sniffed.
+    let sniffed: String?
+    /// Why the content was not sniffed, when it was not.
+    let sniffNote: String?
+    /// Why the agent would refuse the file from a drop Inbox, if it would.
+    let refusal: String?
+}
+
+/// Why a file could not be inspected.
+struct InspectionError: Error, CustomStringConvertible {
+    let description: String
+    init(_ description: String) { self.description = description }
+}
+
+/// The agent's view, loaded once: its handler catalog, and its type inspection with libmagic in process (as
+/// file(1) does) instead of in a sandboxed child.
+final class Inspection {
+    let settings: AgentSettings
+    let catalog: HandlerCatalog
+    private let inspector: TypeInspector
+
+    /// nil (after saying why) when libmagic cannot be loaded: the agent would refuse to start. `identities` as the
+    /// agent would resolve them, for a command that runs handlers.
+    init?(_ settings: AgentSettings, identities: HandlerCatalog.IdentityLookup = .skip) {
+        self.settings = settings
+        catalog = HandlerCatalog.load(settings, identities: identities)
+        // Problems in defaults.conf are the agent's warnings: shown, and the rest of the file still counts.
+        for case .diagnostic(let diagnostic) in catalog.problems where diagnostic.location.file == settings.defaultsFile {
+            Inboxctl.write(diagnostic.description + "\n", to: 2)
+        }
+        for case .message(let text, let file, _) in catalog.problems where file == settings.defaultsFile {
+            Inboxctl.write("inboxctl: \(text)\n", to: 2)
+        }
+        guard settings.contentSniffing else {
+            inspector = TypeInspector(sniffer: nil)
+            return
+        }
+        do throws(SniffError) {
+            inspector = TypeInspector(sniffer: try ContentSniffer())
+        } catch {
+            Inboxctl.write("inboxctl: cannot load libmagic: \(error)\n", to: 2)
+            return nil
+        }
+    }
+
+    /// The registrations and types, as loaded.
+    var loaded: LoadedRegistrations { catalog.loaded }
+
+    /// The ranked candidates for a type, as the agent chooses.
+    func select(_ type: String) -> Selection { catalog.candidates(for: type) }
+
+    /// Opens the file as the agent would (no symlink, no blocking, a regular file) and resolves its type, with its
+    /// content-type attribute unless `readingAttribute` is false (a file about to be sent without it).
+    func inspect(_ path: String, readingAttribute: Bool = true) -> Result<FileReport, InspectionError> {
+        let fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC | O_NOCTTY)
+        if fd < 0 {
+            return .failure(InspectionError(errno == ELOOP ? "is a symbolic link" : "cannot open: \(Errno.current)"))
+        }
+        let file = FileDescriptor(rawValue: fd)
+        defer { file.close() }
+        var st = stat()
+        guard fstat(fd, &st) == 0 else { return .failure(InspectionError("cannot stat: \(Errno.current)")) }
+        guard (st.st_mode & S_IFMT) == S_IFREG else { return .failure(InspectionError("not a regular file")) }
+
+        let name = lastPathComponent(path)
+        var explicit = readingAttribute
+            ? ExtendedAttributes(file).readString(SenderAttribute.contentType, limit: MetadataLimits.contentTypeBytes) : nil
+        if readingAttribute && explicit == nil {
+            // A file waiting in an Inbox may carry its type in its sidecar, which the agent reads as well.
+            if let directory = try? Directory(path: parentPath(path)),
+               case .read(let bytes) = directory.readSidecar(of: Array(name.utf8), owner: st.st_uid) {
+                explicit = Sidecar.parse(bytes).metadata.contentType
+            }
+        }
+        let resolved: ResolvedType, sniffed: String?, note: String?
+        switch inspector.inspect(file, name: name, explicit: explicit, in: catalog.database) {
+        case .success(let inspection):
+            resolved = inspection.resolved
+            sniffed = inspection.sniffedMIMEType
+            note = inspection.sniffFailure.map { "cannot sniff: \(Self.reason($0)); its name and attribute decide its type" }
+                ?? (inspector.sniffer == nil ? "ContentSniffing=no" : nil)
+        case .failure(let failure):
+            resolved = TypeResolver.resolve(explicit: explicit, fileName: name, in: catalog.database)
+            sniffed = nil
+            note = "cannot sniff: \(Self.reason(failure)); its name and attribute decide its type"
+        }
+        let absolute = path.hasPrefix("/") ? path : (ProcessEnvironment.currentDirectory() ?? ".") + "/" + path
+        return .success(FileReport(name: name, path: path, url: fileURL(forPath: absolute), resolved: resolved,
+                                   sniffed: sniffed, sniffNote: note,
+                                   refusal: st.st_nlink > 1 ? "it has \(st.st_nlink) links: from a drop Inbox the agent "
+                                       + "would refuse it (a hard link) and move it aside to failed/" : nil))
+    }
+
+    /// libmagic's own words for an in-process failure.
+    private static func reason(_ failure: SnifferProcess.Failure) -> String {
+        if case .refused(let text) = failure { return text }
+        return failure.description
+    }
+
+    /// The icons of a candidate's document type, resolved against its registration file's directory.
+    func icons(_ candidate: Candidate?) -> [(path: String, exists: Bool)] {
+        guard let candidate, let registration = catalog.registration(candidate.handler) else { return [] }
+        let directory = registration.path.split(separator: "/", omittingEmptySubsequences: false).dropLast()
+            .joined(separator: "/")
+        return candidate.documentType.iconFiles.map { file in
+            let path = file.hasPrefix("/") ? file : (directory.isEmpty ? file : directory + "/" + file)
+            var st = stat()
+            return (path, stat(path, &st) == 0 && (st.st_mode & S_IFMT) == S_IFREG)
+        }
+    }
+}
