@@ -29,7 +29,7 @@ public struct Errno: Error, Hashable, Sendable, CustomStringConvertible {
     public static let directoryNotEmpty = Errno(rawValue: ENOTEMPTY)
     public static let tooBig = Errno(rawValue: E2BIG)
 
-    public var description: String { String(cString: strerror(rawValue)) }
+    public var description: String { sys_strerror(rawValue) }
 }
 
 /// A failed system call: which one, on what path, and why.

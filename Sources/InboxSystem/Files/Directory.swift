@@ -20,8 +20,9 @@ public final class Directory {
         var prefix = path.hasPrefix("/") ? "" : "."
         for component in path.split(separator: "/") {
             prefix += "/" + component
-            if mkdir(prefix, mode) != 0 && errno != EEXIST {
-                throw SystemError("mkdir", path: prefix, errno: .current)
+            switch retryingErrno({ sys_mkdir(prefix, mode) }) {
+            case .success, .failure(.fileExists): break
+            case .failure(let error): throw SystemError("mkdir", path: prefix, errno: error)
             }
         }
         return try Directory(path: path)
@@ -56,12 +57,12 @@ public final class Directory {
         }
         guard let stream = sys_fdopendir(fd) else {
             let error = Errno.current
-            Glibc.close(fd)
+            FileDescriptor(rawValue: fd).close()
             throw SystemError("fdopendir", path: path, errno: error)
         }
-        defer { closedir(stream) }
+        defer { _ = sys_closedir(stream) }  // closes fd too
         var names: [[UInt8]] = []
-        while let entry = readdir(stream) {
+        while let entry = sys_readdir(stream) {
             let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
                 Array(raw.prefix(while: { $0 != 0 }))
             }
@@ -110,6 +111,21 @@ public final class Directory {
         let result = withCName(name) { sys_unlinkat(descriptor.rawValue, $0, 0) }
         if result == 0 || errno == ENOENT { return nil }
         return .current
+    }
+
+    /// The same, for a name the program chose (`"status.json"`).
+    @discardableResult
+    public func remove(_ name: String) -> Errno? { remove(Array(name.utf8)) }
+
+    /// Opens (or with O_CREAT creates) an entry with openat(2). `flags` should hold O_CLOEXEC, and O_NOFOLLOW unless
+    /// a link is meant to be followed; `mode` is for a file O_CREAT makes (less the umask).
+    public func openFile(_ name: [UInt8], flags: CInt, mode: mode_t = 0o600) throws(Errno) -> FileDescriptor {
+        FileDescriptor(rawValue: try retryingErrno({ withCName(name) { sys_openat(descriptor.rawValue, $0, flags, mode) } }).get())
+    }
+
+    /// The same, for a name the program chose.
+    public func openFile(_ name: String, flags: CInt, mode: mode_t = 0o600) throws(Errno) -> FileDescriptor {
+        try openFile(Array(name.utf8), flags: flags, mode: mode)
     }
 }
 
