@@ -127,6 +127,37 @@ public final class Directory {
     public func openFile(_ name: String, flags: CInt, mode: mode_t = 0o600) throws(Errno) -> FileDescriptor {
         try openFile(Array(name.utf8), flags: flags, mode: mode)
     }
+
+    /// Replaces (or creates) `name` with a file holding `bytes` with exactly `mode`, atomically: a reader sees the
+    /// old file or the new one, never a part. The bytes go to a hidden temporary here (never through a link), which
+    /// rename(2) puts over `name`; on failure it is removed and `name` is untouched. Not synced: after a crash the
+    /// old contents are as likely as the new.
+    public func writeFile(_ name: String, bytes: [UInt8], mode: mode_t) throws(SystemError) {
+        let temporary = ".\(name).\(CurrentProcess.id).tmp"
+        let file: FileDescriptor
+        do {
+            file = try openFile(temporary, flags: O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, mode: mode)
+        } catch {
+            throw SystemError("openat", path: child(temporary), errno: error)
+        }
+        func fail(_ operation: String, _ error: Errno) -> SystemError {
+            file.close()
+            remove(temporary)
+            return SystemError(operation, path: child(temporary), errno: error)
+        }
+        // Exactly `mode`: the umask took bits from it, and a temporary left by a crash kept its own.
+        do { try file.chmod(mode) } catch { throw fail("fchmod", error) }
+        if let error = file.write(all: bytes) { throw fail("write", error) }
+        file.close()
+        let renamed = withCName(Array(temporary.utf8)) { old in
+            withCName(Array(name.utf8)) { new in sys_renameat2(descriptor.rawValue, old, descriptor.rawValue, new, 0) }
+        }
+        guard renamed == 0 else {
+            let error = Errno.current
+            remove(temporary)
+            throw SystemError("renameat", path: child(name), errno: error)
+        }
+    }
 }
 
 /// Calls `body` with a NUL-terminated copy of raw name bytes.
