@@ -31,7 +31,7 @@ public enum MIMEDatabaseLoader {
                 switch readBounded(directory + "/" + name, limit: maximumSize) {
                 case .success(let bytes): return bytes
                 case .failure(let error):
-                    if !error.description.contains("No such file") { problems.append("\(directory)/\(name): \(error)") }
+                    if error.errno != .noSuchFile { problems.append("\(directory)/\(name): \(error)") }
                     return []
                 }
             }
