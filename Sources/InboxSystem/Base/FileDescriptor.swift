@@ -16,9 +16,11 @@ public struct FileDescriptor: Hashable, Sendable {
         _ = sys_close(rawValue)
     }
 
-    /// One read(2) at the file offset, retried on EINTR; 0 is end-of-file (or, non-blocking, EAGAIN is thrown).
-    public func read(into buffer: UnsafeMutableRawBufferPointer) throws(Errno) -> Int {
-        try retryingErrno { sys_read(rawValue, buffer) }.get()
+    /// One read(2) at the file offset; 0 is end-of-file (non-blocking, EAGAIN is thrown). EINTR is retried while
+    /// `retryingInterrupted` says so, else thrown: a command stopping on SIGINT passes `{ caught == 0 }`.
+    public func read(into buffer: UnsafeMutableRawBufferPointer,
+                     retryingInterrupted: () -> Bool = { true }) throws(Errno) -> Int {
+        try retryingErrno(retryingInterrupted: retryingInterrupted) { sys_read(rawValue, buffer) }.get()
     }
 
     /// Fills `buffer` from `offset` with pread(2), through short reads and EINTR, stopping at end-of-file; returns
@@ -36,9 +38,10 @@ public struct FileDescriptor: Hashable, Sendable {
 
     /// Writes all of `bytes` at the file offset, through short writes and EINTR; nil on success, else the error
     /// that stopped it (ENOSPC for a write that wrote nothing).
+    /// EINTR is retried while `retryingInterrupted` says so, else returned, as for `read(into:)`.
     @discardableResult
-    public func write(all bytes: UnsafeRawBufferPointer) -> Errno? {
-        writeAll(bytes) { rest, _ in sys_write(rawValue, rest) }
+    public func write(all bytes: UnsafeRawBufferPointer, retryingInterrupted: () -> Bool = { true }) -> Errno? {
+        writeAll(bytes, retryingInterrupted) { rest, _ in sys_write(rawValue, rest) }
     }
 
     /// The same for an array of bytes.
@@ -57,15 +60,16 @@ public struct FileDescriptor: Hashable, Sendable {
     /// Writes all of `bytes` at `offset` with pwrite(2), leaving the file offset where it was.
     @discardableResult
     public func write(all bytes: UnsafeRawBufferPointer, at offset: Int64) -> Errno? {
-        writeAll(bytes) { rest, done in sys_pwrite(rawValue, rest, off_t(offset) + off_t(done)) }
+        writeAll(bytes, { true }) { rest, done in sys_pwrite(rawValue, rest, off_t(offset) + off_t(done)) }
     }
 
     /// The loop behind the writes: `call` writes some of the `rest`, `done` bytes in.
-    private func writeAll(_ bytes: UnsafeRawBufferPointer, _ call: (_ rest: UnsafeRawBufferPointer, _ done: Int) -> Int) -> Errno? {
+    private func writeAll(_ bytes: UnsafeRawBufferPointer, _ retryingInterrupted: () -> Bool,
+                          _ call: (_ rest: UnsafeRawBufferPointer, _ done: Int) -> Int) -> Errno? {
         var done = 0
         while done < bytes.count {
             let rest = UnsafeRawBufferPointer(rebasing: bytes[done...])
-            switch retryingErrno({ call(rest, done) }) {
+            switch retryingErrno(retryingInterrupted: retryingInterrupted, { call(rest, done) }) {
             case .success(let n) where n > 0: done += n
             case .success: return .noSpace
             case .failure(let error): return error
