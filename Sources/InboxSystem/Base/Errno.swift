@@ -29,7 +29,7 @@ public struct Errno: Error, Hashable, Sendable, CustomStringConvertible {
     public static let directoryNotEmpty = Errno(rawValue: ENOTEMPTY)
     public static let tooBig = Errno(rawValue: E2BIG)
 
-    public var description: String { String(cString: strerror(rawValue)) }
+    public var description: String { sys_strerror(rawValue) }
 }
 
 /// A failed system call: which one, on what path, and why.
@@ -65,14 +65,15 @@ func retrying<T: BinaryInteger>(
     }
 }
 
-/// The same, returning the bare `Errno` for callers that branch on it.
+/// The same, returning the bare `Errno` for callers that branch on it. A caller that must see a signal opts out with
+/// `retryingInterrupted` (asked after each EINTR): false returns `.interrupted`.
 @inline(__always)
-func retryingErrno<T: BinaryInteger>(_ body: () -> T) -> Result<T, Errno> {
+func retryingErrno<T: BinaryInteger>(retryingInterrupted: () -> Bool = { true }, _ body: () -> T) -> Result<T, Errno> {
     while true {
         let result = body()
         if result != -1 { return .success(result) }
         let error = Errno.current
-        if error == .interrupted { continue }
+        if error == .interrupted && retryingInterrupted() { continue }
         return .failure(error)
     }
 }

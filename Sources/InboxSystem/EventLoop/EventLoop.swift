@@ -35,11 +35,7 @@ public final class EventLoop {
     }
 
     /// CLOCK_MONOTONIC now.
-    public static func now() -> Duration {
-        var ts = timespec()
-        clock_gettime(CLOCK_MONOTONIC, &ts)
-        return .seconds(ts.tv_sec) + .nanoseconds(ts.tv_nsec)
-    }
+    public static func now() -> Duration { MonotonicClock.now }
 
     /// Calls `handler` with the poll events whenever `fd` is ready (level-triggered).
     public func addIO(_ fd: FileDescriptor, events: UInt32 = EPOLLIN.rawValue,

@@ -20,8 +20,9 @@ public final class Directory {
         var prefix = path.hasPrefix("/") ? "" : "."
         for component in path.split(separator: "/") {
             prefix += "/" + component
-            if mkdir(prefix, mode) != 0 && errno != EEXIST {
-                throw SystemError("mkdir", path: prefix, errno: .current)
+            switch retryingErrno({ sys_mkdir(prefix, mode) }) {
+            case .success, .failure(.fileExists): break
+            case .failure(let error): throw SystemError("mkdir", path: prefix, errno: error)
             }
         }
         return try Directory(path: path)
@@ -56,12 +57,12 @@ public final class Directory {
         }
         guard let stream = sys_fdopendir(fd) else {
             let error = Errno.current
-            Glibc.close(fd)
+            FileDescriptor(rawValue: fd).close()
             throw SystemError("fdopendir", path: path, errno: error)
         }
-        defer { closedir(stream) }
+        defer { _ = sys_closedir(stream) }  // closes fd too
         var names: [[UInt8]] = []
-        while let entry = readdir(stream) {
+        while let entry = sys_readdir(stream) {
             let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
                 Array(raw.prefix(while: { $0 != 0 }))
             }
@@ -110,6 +111,52 @@ public final class Directory {
         let result = withCName(name) { sys_unlinkat(descriptor.rawValue, $0, 0) }
         if result == 0 || errno == ENOENT { return nil }
         return .current
+    }
+
+    /// The same, for a name the program chose (`"status.json"`).
+    @discardableResult
+    public func remove(_ name: String) -> Errno? { remove(Array(name.utf8)) }
+
+    /// Opens (or with O_CREAT creates) an entry with openat(2). `flags` should hold O_CLOEXEC, and O_NOFOLLOW unless
+    /// a link is meant to be followed; `mode` is for a file O_CREAT makes (less the umask).
+    public func openFile(_ name: [UInt8], flags: CInt, mode: mode_t = 0o600) throws(Errno) -> FileDescriptor {
+        FileDescriptor(rawValue: try retryingErrno({ withCName(name) { sys_openat(descriptor.rawValue, $0, flags, mode) } }).get())
+    }
+
+    /// The same, for a name the program chose.
+    public func openFile(_ name: String, flags: CInt, mode: mode_t = 0o600) throws(Errno) -> FileDescriptor {
+        try openFile(Array(name.utf8), flags: flags, mode: mode)
+    }
+
+    /// Replaces (or creates) `name` with a file holding `bytes` with exactly `mode`, atomically: a reader sees the
+    /// old file or the new one, never a part. The bytes go to a hidden temporary here (never through a link), which
+    /// rename(2) puts over `name`; on failure it is removed and `name` is untouched. Not synced: after a crash the
+    /// old contents are as likely as the new.
+    public func writeFile(_ name: String, bytes: [UInt8], mode: mode_t) throws(SystemError) {
+        let temporary = ".\(name).\(CurrentProcess.id).tmp"
+        let file: FileDescriptor
+        do {
+            file = try openFile(temporary, flags: O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, mode: mode)
+        } catch {
+            throw SystemError("openat", path: child(temporary), errno: error)
+        }
+        func fail(_ operation: String, _ error: Errno) -> SystemError {
+            file.close()
+            remove(temporary)
+            return SystemError(operation, path: child(temporary), errno: error)
+        }
+        // Exactly `mode`: the umask took bits from it, and a temporary left by a crash kept its own.
+        do { try file.chmod(mode) } catch { throw fail("fchmod", error) }
+        if let error = file.write(all: bytes) { throw fail("write", error) }
+        file.close()
+        let renamed = withCName(Array(temporary.utf8)) { old in
+            withCName(Array(name.utf8)) { new in sys_renameat2(descriptor.rawValue, old, descriptor.rawValue, new, 0) }
+        }
+        guard renamed == 0 else {
+            let error = Errno.current
+            remove(temporary)
+            throw SystemError("renameat", path: child(name), errno: error)
+        }
     }
 }
 

@@ -41,9 +41,12 @@ public struct ExtendedAttributes {
     }
 
     @discardableResult
-    public func write(_ name: String, _ value: String) -> Errno? {
-        let bytes = Array(value.utf8)
-        let result = bytes.withUnsafeBytes { sys_fsetxattr(descriptor.rawValue, name, $0) }
+    public func write(_ name: String, _ value: String) -> Errno? { write(name, Array(value.utf8)) }
+
+    /// Sets an attribute to raw bytes (fsetxattr(2)), creating or replacing it.
+    @discardableResult
+    public func write(_ name: String, _ value: [UInt8]) -> Errno? {
+        let result = value.withUnsafeBytes { sys_fsetxattr(descriptor.rawValue, name, $0) }
         return result == 0 ? nil : .current
     }
 

@@ -1,13 +1,13 @@
 import CShims
 import Glibc
 
+// The raw calls behind Directory, FileSystem, SafeOpen and ExtendedAttributes, one tiny function per call.
+
 func sys_openat(_ dirfd: CInt, _ name: UnsafePointer<CChar>, _ flags: CInt, _ mode: mode_t = 0) -> CInt {
     openat(dirfd, name, flags, mode)
 }
 
 func sys_open(_ path: String, _ flags: CInt, _ mode: mode_t = 0) -> CInt { open(path, flags, mode) }
-
-func sys_fstat(_ fd: CInt, _ st: inout stat) -> CInt { fstat(fd, &st) }
 
 func sys_fstatat(_ dirfd: CInt, _ name: UnsafePointer<CChar>, _ st: inout stat, _ flags: CInt) -> CInt {
     fstatat(dirfd, name, &st, flags)
@@ -36,13 +36,28 @@ func sys_flistxattr(_ fd: CInt, _ buffer: UnsafeMutableRawBufferPointer?) -> Int
     inbox_flistxattr(fd, buffer?.baseAddress?.assumingMemoryBound(to: CChar.self), buffer?.count ?? 0)
 }
 
-func sys_fchown(_ fd: CInt, _ uid: uid_t, _ gid: gid_t) -> CInt { fchown(fd, uid, gid) }
-
-func sys_fchmod(_ fd: CInt, _ mode: mode_t) -> CInt { fchmod(fd, mode) }
-
-func sys_read(_ fd: CInt, _ buffer: UnsafeMutableRawPointer, _ count: Int) -> Int { read(fd, buffer, count) }
-
 func sys_fdopendir(_ fd: CInt) -> OpaquePointer? { fdopendir(fd) }
+
+
+func sys_stat(_ path: String, _ st: inout stat) -> CInt { stat(path, &st) }
+
+func sys_lstat(_ path: String, _ st: inout stat) -> CInt { lstat(path, &st) }
+
+func sys_readlink(_ path: String, _ buffer: UnsafeMutableBufferPointer<CChar>) -> Int {
+    readlink(path, buffer.baseAddress!, buffer.count)
+}
+
+func sys_mkdir(_ path: String, _ mode: mode_t) -> CInt { mkdir(path, mode) }
+
+func sys_mkdtemp(_ template: UnsafeMutablePointer<CChar>) -> UnsafeMutablePointer<CChar>? { mkdtemp(template) }
+
+func sys_fchownat(_ dirfd: CInt, _ name: UnsafePointer<CChar>, _ uid: uid_t, _ gid: gid_t, _ flags: CInt) -> CInt {
+    fchownat(dirfd, name, uid, gid, flags)
+}
+
+func sys_readdir(_ stream: OpaquePointer) -> UnsafeMutablePointer<dirent>? { readdir(stream) }
+
+func sys_closedir(_ stream: OpaquePointer) -> CInt { closedir(stream) }
 
 let O_PATH = CInt(INBOX_O_PATH)
 let RENAME_NOREPLACE = INBOX_RENAME_NOREPLACE

@@ -53,10 +53,10 @@ extension Directory {
         case .failure(.noSuchFile): return .gone
         case .failure(let error): return .failed(SystemError("openat", path: child(displayName(name)), errno: error))
         }
-        defer { _ = Glibc.close(pinned) }
-        var st = stat()
-        if sys_fstat(pinned, &st) != 0 {
-            return .failed(SystemError("fstat", path: child(displayName(name)), errno: .current))
+        defer { FileDescriptor(rawValue: pinned).close() }
+        let st: stat
+        do { st = try FileDescriptor(rawValue: pinned).status() } catch {
+            return .failed(SystemError("fstat", path: child(displayName(name)), errno: error))
         }
         let kind = EntryKind(mode: st.st_mode)
         guard kind == .regular else { return .refused(kind) }
@@ -68,11 +68,11 @@ extension Directory {
         case .failure(.noSuchFile): return .gone
         case .failure(let error): return .failed(SystemError("open", path: child(displayName(name)), errno: error))
         }
-        var check = stat()
-        guard sys_fstat(reopened, &check) == 0, check.st_ino == st.st_ino, check.st_dev == st.st_dev else {
-            _ = Glibc.close(reopened)
+        let file = FileDescriptor(rawValue: reopened)
+        guard let check = try? file.status(), check.st_ino == st.st_ino, check.st_dev == st.st_dev else {
+            file.close()
             return .failed(SystemError("fstat", path: child(displayName(name)), errno: .invalidArgument))
         }
-        return .opened(OpenedFile(descriptor: FileDescriptor(rawValue: reopened), status: check))
+        return .opened(OpenedFile(descriptor: file, status: check))
     }
 }

@@ -24,20 +24,18 @@ extension Directory {
         case .opened(let opened): file = opened
         }
         defer { file.descriptor.close() }
-        guard file.status.st_uid == owner || file.status.st_uid == geteuid() else {
+        guard file.status.st_uid == owner || file.status.st_uid == CurrentProcess.effectiveUserID else {
             return .refused("it belongs to uid \(file.status.st_uid), not to the file's owner \(owner)")
         }
         guard file.status.st_size <= Sidecar.maximumBytes else {
             return .refused("it is \(file.status.st_size) bytes, over the limit of \(Sidecar.maximumBytes)")
         }
+        // One byte more than its size, so one that grew since fstat is noticed.
         var bytes = [UInt8](repeating: 0, count: Int(file.status.st_size) + 1)
-        var count = 0
-        while count < bytes.count {
-            let n = bytes.withUnsafeMutableBytes { pread(file.descriptor.rawValue, $0.baseAddress! + count, $0.count - count, off_t(count)) }
-            if n < 0 && errno == EINTR { continue }
-            if n < 0 { return .refused("cannot read it: \(Errno.current)") }
-            if n == 0 { break }
-            count += n
+        let count: Int
+        switch bytes.withUnsafeMutableBytes({ buffer in Result { () throws(Errno) in try file.descriptor.read(fully: buffer) } }) {
+        case .success(let read): count = read
+        case .failure(let error): return .refused("cannot read it: \(error)")
         }
         guard count <= Sidecar.maximumBytes else { return .refused("it grew past \(Sidecar.maximumBytes) bytes") }
         return .read(Array(bytes.prefix(count)))
@@ -46,10 +44,15 @@ extension Directory {
     /// Writes a new sidecar for `name` (never replacing an entry), synced. nil on success.
     public func createSidecar(_ bytes: [UInt8], for name: String) -> Errno? {
         let sidecar = Sidecar.name(for: Array(name.utf8))
-        let fd = withCName(sidecar) { sys_openat(descriptor.rawValue, $0, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600) }
-        if fd < 0 { return .current }
-        defer { _ = Glibc.close(fd) }
-        let failure = bytes.withUnsafeBytes { FileDescriptor(rawValue: fd).write(all: $0) } ?? (fsync(fd) == 0 ? nil : .current)
+        let file: FileDescriptor
+        do { file = try openFile(sidecar, flags: O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode: 0o600) } catch {
+            return error
+        }
+        defer { file.close() }
+        var failure = file.write(all: bytes)
+        if failure == nil {
+            do { try file.fsync() } catch { failure = error }
+        }
         if failure != nil { remove(sidecar) }
         return failure
     }
@@ -66,7 +69,9 @@ extension Directory {
         }
         if result == 0 {
             // The agent's directories hold the agent's files: a sender's sidecar becomes root's, like its file.
-            if geteuid() == 0 { _ = withCName(new) { fchownat(target.descriptor.rawValue, $0, 0, 0, AT_SYMLINK_NOFOLLOW) } }
+            if CurrentProcess.effectiveUserID == 0 {
+                _ = withCName(new) { sys_fchownat(target.descriptor.rawValue, $0, 0, 0, AT_SYMLINK_NOFOLLOW) }
+            }
             return nil
         }
         if errno == ENOENT {
@@ -75,7 +80,7 @@ extension Directory {
             return nil
         }
         guard errno == EXDEV else { return .current }
-        guard case .read(let bytes) = readSidecar(of: name, owner: geteuid()) else { return .invalidArgument }
+        guard case .read(let bytes) = readSidecar(of: name, owner: CurrentProcess.effectiveUserID) else { return .invalidArgument }
         target.remove(new)
         if let error = target.createSidecar(bytes, for: newName) { return error }
         remove(old)

@@ -32,10 +32,12 @@ public final class Inotify {
     /// Reads what is queued now; an empty array means nothing yet (EAGAIN).
     public func read() throws(SystemError) -> [InotifyEvent] {
         let count: Int
-        switch retryingErrno({ sys_read(descriptor.rawValue, buffer) }) {
-        case .success(let n): count = n
-        case .failure(.wouldBlock): return []
-        case .failure(let error): throw SystemError("read", path: "inotify", errno: error)
+        do {
+            count = try descriptor.read(into: buffer)
+        } catch .wouldBlock {
+            return []
+        } catch {
+            throw SystemError("read", path: "inotify", errno: error)
         }
         return InotifyEvent.parse(UnsafeRawBufferPointer(rebasing: buffer[0..<count]))
     }

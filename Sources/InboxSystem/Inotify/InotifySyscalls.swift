@@ -7,7 +7,3 @@ func sys_inotify_add_watch(_ fd: CInt, _ path: String, _ mask: UInt32) -> CInt {
 }
 
 func sys_inotify_rm_watch(_ fd: CInt, _ watch: CInt) -> CInt { inotify_rm_watch(fd, watch) }
-
-func sys_read(_ fd: CInt, _ buffer: UnsafeMutableRawBufferPointer) -> Int {
-    read(fd, buffer.baseAddress, buffer.count)
-}

@@ -6,5 +6,3 @@ func sys_sd_journal_sendv(_ iov: UnsafePointer<iovec>, _ count: CInt) -> CInt { 
 func sys_sd_journal_stream_fd(_ identifier: String, _ priority: CInt, _ levelPrefix: CInt) -> CInt {
     sd_journal_stream_fd(identifier, priority, levelPrefix)
 }
-
-func sys_write(_ fd: CInt, _ buffer: UnsafeRawBufferPointer) -> Int { write(fd, buffer.baseAddress, buffer.count) }

@@ -7,9 +7,8 @@ public enum LogTarget: String, Sendable {
     /// `auto` picks the journal when journald's native socket exists.
     public func resolved() -> LogTarget {
         guard self == .auto else { return self }
-        var st = stat()
-        let present = lstat("/run/systemd/journal/socket", &st) == 0 && (st.st_mode & S_IFMT) == S_IFSOCK
-        return present ? .journal : .stderr
+        let socket = try? FileSystem.status("/run/systemd/journal/socket", followingLinks: false)
+        return socket.map { ($0.st_mode & S_IFMT) == S_IFSOCK } == true ? .journal : .stderr
     }
 }
 
@@ -65,14 +64,7 @@ public final class Logger {
             line += " [" + details.map { "\($0.0)=\($0.1)" }.joined(separator: " ") + "]"
         }
         line += "\n"
-        var bytes = Array(line.utf8)
-        bytes.withUnsafeMutableBytes { buffer in
-            var offset = 0
-            while offset < buffer.count {
-                let n = sys_write(2, UnsafeRawBufferPointer(rebasing: buffer[offset...]))
-                if n > 0 { offset += n } else if n < 0 && errno == EINTR { continue } else { break }
-            }
-        }
+        FileDescriptor.standardError.write(all: line)
     }
 
     /// A descriptor for a handler's stdout and stderr: a journal stream under the handler's
@@ -80,15 +72,16 @@ public final class Logger {
     /// The logger keeps ownership; callers must not close it.
     public func outputStream(for handler: String) -> FileDescriptor {
         if let fd = streams[handler] { return fd }
-        var fd = FileDescriptor(rawValue: 2)
+        var fd = FileDescriptor.standardError
         if target == .journal {
             let result = sys_sd_journal_stream_fd(handler, CInt(LogPriority.info.rawValue), 0)
             if result >= 0 {
-                _ = fcntl(result, F_SETFD, FD_CLOEXEC)
                 fd = FileDescriptor(rawValue: result)
+                // sd_journal_stream_fd(3) makes it without FD_CLOEXEC; handlers get it as fd 1 and 2 only.
+                try? fd.setCloseOnExec()
             }
         }
-        if fd.rawValue != 2 { streams[handler] = fd }
+        if fd != .standardError { streams[handler] = fd }
         return fd
     }
 

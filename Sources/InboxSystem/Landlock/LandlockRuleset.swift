@@ -71,19 +71,17 @@ public final class LandlockRuleset {
     /// Allows `access` (limited to what this ruleset handles) beneath `path`, a directory or a file.
     /// A missing path is not an error: there is nothing to allow.
     public func allow(_ access: LandlockAccess, beneath path: String) throws(SystemError) {
-        let fd = open(path, O_PATH | O_CLOEXEC)
-        if fd < 0 {
-            if errno == ENOENT { return }
-            throw SystemError("open", path: path, errno: .current)
+        let file: FileDescriptor
+        do { file = try .open(path, O_PATH | O_CLOEXEC) } catch .noSuchFile { return } catch {
+            throw SystemError("open", path: path, errno: error)
         }
-        defer { _ = close(fd) }
-        var st = stat()
+        defer { file.close() }
         var allowed = access.intersection(handled)
         // Rights that only make sense on a directory are refused by the kernel on a file.
-        if fstat(fd, &st) == 0 && (st.st_mode & S_IFMT) != S_IFDIR {
+        if let st = try? file.status(), (st.st_mode & S_IFMT) != S_IFDIR {
             allowed.formIntersection([.execute, .writeFile, .readFile, .truncate, .ioctlDev])
         }
-        var attr = inbox_landlock_path_beneath_attr(allowed_access: allowed.rawValue, parent_fd: fd)
+        var attr = inbox_landlock_path_beneath_attr(allowed_access: allowed.rawValue, parent_fd: file.rawValue)
         _ = try retrying("landlock_add_rule", path: path) { sys_landlock_add_path_rule(descriptor.rawValue, &attr) }
     }
 

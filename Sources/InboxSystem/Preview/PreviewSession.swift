@@ -62,15 +62,15 @@ public struct PreviewSession {
         let name = lastPathComponent(item.path)
         var shownPath = item.path
         var shownCopy: FileDescriptor?
-        if let identity, identity.uid != getuid() {
+        if let identity, identity.uid != CurrentProcess.userID {
             // Another identity: a copy the viewer's group may read and nobody but root may change or remove.
             let view = try scratch.root.subdirectory("view", mode: 0o750)
-            _ = fchown(view.descriptor.rawValue, 0, identity.gid)
+            try? view.descriptor.chown(uid: 0, gid: identity.gid)
             let copyName = FileNames.sanitized(Array(name.utf8))
             switch scratch.root.copyIn(source, to: view, preferred: copyName.isEmpty ? "file" : copyName) {
             case .success(let (placed, copy)):
-                _ = fchown(copy.rawValue, 0, identity.gid)
-                _ = fchmod(copy.rawValue, 0o440)
+                try? copy.chown(uid: 0, gid: identity.gid)
+                try? copy.chmod(0o440)
                 shownPath = view.child(placed)
                 shownCopy = copy
             case .failure(let error):
@@ -82,7 +82,7 @@ public struct PreviewSession {
 
         var delivery = Delivery(
             id: ArrivalReader.newDeliveryID(), handler: registration.identifier, name: name, path: shownPath,
-            documents: scratch.tmp, contentType: item.contentType, contentTypes: item.contentTypes, sourceUID: getuid(),
+            documents: scratch.tmp, contentType: item.contentType, contentTypes: item.contentTypes, sourceUID: CurrentProcess.userID,
             attempt: 1)
         delivery.preview = item.preview
         var ruleset: LandlockRuleset?
@@ -113,12 +113,12 @@ public struct PreviewSession {
 
         let outcome = wait(for: process, interrupted: interrupted)
         var change: String?
-        var st = stat()
-        let checked = shownCopy.map { fstat($0.rawValue, &st) } ?? lstat(item.path, &st)
-        if checked != 0 {
+        let after: stat?
+        if let shownCopy { after = try? shownCopy.status() } else { after = try? FileSystem.status(item.path, followingLinks: false) }
+        if let after {
+            if let before, FileIdentity(after) != before { change = before.differences(from: FileIdentity(after)) }
+        } else {
             change = "it is gone"
-        } else if let before, FileIdentity(st) != before {
-            change = before.differences(from: FileIdentity(st))
         }
         return Result(outcome: outcome, change: change)
     }
@@ -134,15 +134,14 @@ public struct PreviewSession {
         let started = ContinuousClock.now
         var stopping: (reason: Outcome, since: ContinuousClock.Instant)?
         while true {
-            var poller = pollfd(fd: process.pidfd.rawValue, events: CShort(POLLIN), revents: 0)
-            if poll(&poller, 1, 100) > 0 {
+            if let ready = try? process.pidfd.poll(CShort(POLLIN), timeout: .milliseconds(100)), ready != 0 {
                 // Ended, not yet reaped: its pid, and so its process group's id, cannot be anyone else's yet.
-                _ = kill(-process.pid, SIGKILL)
+                Signals.send(SIGKILL, toGroup: process.pid)
                 if let status = reap(process) { return stopping?.reason ?? .exited(status) }
             }
             let now = ContinuousClock.now
             if let current = stopping {
-                if now - current.since > .seconds(2) { _ = kill(-process.pid, SIGKILL) }
+                if now - current.since > .seconds(2) { Signals.send(SIGKILL, toGroup: process.pid) }
                 continue
             }
             if interrupted() {
@@ -150,20 +149,21 @@ public struct PreviewSession {
             } else if let timeout, now - started > timeout {
                 stopping = (.timedOut(timeout), now)
             }
-            if stopping != nil { _ = kill(-process.pid, SIGTERM) }
+            if stopping != nil { Signals.send(SIGTERM, toGroup: process.pid) }
         }
     }
 
     /// Opens the file as `inboxctl info` does: never through a final symlink, never blocking, a regular file.
     private func openSource(_ path: String) throws(SystemError) -> OpenedFile {
-        let fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC | O_NOCTTY)
-        if fd < 0 { throw SystemError("open", path: path, errno: .current) }
-        var st = stat()
-        guard fstat(fd, &st) == 0, (st.st_mode & S_IFMT) == S_IFREG else {
-            _ = close(fd)
+        let file: FileDescriptor
+        do { file = try .open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC | O_NOCTTY) } catch {
+            throw SystemError("open", path: path, errno: error)
+        }
+        guard let st = try? file.status(), (st.st_mode & S_IFMT) == S_IFREG else {
+            file.close()
             throw SystemError("open (not a regular file)", path: path, errno: .invalidArgument)
         }
-        return OpenedFile(descriptor: FileDescriptor(rawValue: fd), status: st)
+        return OpenedFile(descriptor: file, status: st)
     }
 
     /// What a viewer shown to the caller needs from the caller's environment: the terminal and display, and, when it
@@ -173,7 +173,7 @@ public struct PreviewSession {
         let ownUser = ["HOME", "USER", "LOGNAME", "DISPLAY", "WAYLAND_DISPLAY", "XDG_RUNTIME_DIR", "XAUTHORITY"]
         var passed: [String] = []
         for key in always + (switchingUser ? [] : ownUser) {
-            if let value = getenv(key) { passed.append(key + "=" + String(cString: value)) }
+            if let value = CurrentProcess.environment(key) { passed.append(key + "=" + value) }
         }
         return passed
     }
@@ -186,19 +186,18 @@ private struct Scratch {
     let tmp: String
 
     init(identity: Identity?) throws(SystemError) {
-        let base = getenv("TMPDIR").map { String(cString: $0) }.flatMap { $0.hasPrefix("/") ? $0 : nil } ?? "/tmp"
-        var template = Array((base + "/inboxctl-preview-XXXXXX").utf8CString)
-        guard template.withUnsafeMutableBufferPointer({ mkdtemp($0.baseAddress!) }) != nil else {
-            throw SystemError("mkdtemp", path: base, errno: .current)
+        let base = CurrentProcess.environment("TMPDIR").flatMap { $0.hasPrefix("/") ? $0 : nil } ?? "/tmp"
+        let path: String
+        do { path = try FileSystem.makeTemporaryDirectory(prefix: base + "/inboxctl-preview-") } catch {
+            throw SystemError("mkdtemp", path: base, errno: error)
         }
-        let path = String(decoding: template.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
         root = try Directory(path: path)
         let tmpDirectory = try root.subdirectory("tmp", mode: 0o700)
         tmp = tmpDirectory.path
         if let identity {
-            _ = fchown(root.descriptor.rawValue, 0, identity.gid)
-            _ = fchmod(root.descriptor.rawValue, 0o750)
-            _ = fchown(tmpDirectory.descriptor.rawValue, identity.uid, identity.gid)
+            try? root.descriptor.chown(uid: 0, gid: identity.gid)
+            try? root.descriptor.chmod(0o750)
+            try? tmpDirectory.descriptor.chown(uid: identity.uid, gid: identity.gid)
         }
     }
 

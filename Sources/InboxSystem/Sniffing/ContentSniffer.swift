@@ -50,28 +50,12 @@ public final class ContentSniffer {
     /// change (TypeResolver rule 5), that is all it needs to know.
     public func sniff(_ file: FileDescriptor, classifyingText: Bool = true) -> Result<String, SniffError> {
         let count: Int
-        switch buffer.withUnsafeMutableBytes({ Self.readPrefix(of: file, into: $0) }) {
+        switch buffer.withUnsafeMutableBytes({ bytes in Result { () throws(Errno) in try file.read(fully: bytes, at: 0) } }) {
         case .success(let read): count = read
         case .failure(let error): return .failure(SniffError("read: \(error)"))
         }
         if !classifyingText && Self.isText(buffer.prefix(count)) { return .success("text/plain") }
         return classify(count)
-    }
-
-    /// Fills `buffer` from the start of an open file (pread(2): the file offset is untouched); returns how many
-    /// bytes it holds, fewer for a shorter file.
-    static func readPrefix(of file: FileDescriptor, into buffer: UnsafeMutableRawBufferPointer) -> Result<Int, Errno> {
-        var count = 0
-        while count < buffer.count {
-            let n = sys_pread(file.rawValue, buffer.baseAddress! + count, buffer.count - count, off_t(count))
-            if n < 0 {
-                if errno == EINTR { continue }
-                return .failure(.current)
-            }
-            if n == 0 { break }
-            count += n
-        }
-        return .success(count)
     }
 
     /// Non-empty UTF-8 without NUL or other control bytes than tab, newlines, form feed and escape; a sequence

@@ -12,7 +12,7 @@ public enum MIMEDatabaseLoader {
         var bases: [String] = []
         if let home = environment("XDG_DATA_HOME"), home.hasPrefix("/") {
             bases.append(home)
-        } else if getuid() != 0, let home = environment("HOME"), home.hasPrefix("/") {
+        } else if CurrentProcess.userID != 0, let home = environment("HOME"), home.hasPrefix("/") {
             bases.append(home + "/.local/share")
         }
         let dirs = environment("XDG_DATA_DIRS") ?? "/usr/local/share:/usr/share"
@@ -31,7 +31,7 @@ public enum MIMEDatabaseLoader {
                 switch readBounded(directory + "/" + name, limit: maximumSize) {
                 case .success(let bytes): return bytes
                 case .failure(let error):
-                    if !error.description.contains("No such file") { problems.append("\(directory)/\(name): \(error)") }
+                    if error.errno != .noSuchFile { problems.append("\(directory)/\(name): \(error)") }
                     return []
                 }
             }
@@ -49,6 +49,6 @@ public enum MIMEDatabaseLoader {
     }
 
     private static func environment(_ name: String) -> String? {
-        getenv(name).map { String(cString: $0) }.flatMap { $0.isEmpty ? nil : $0 }
+        CurrentProcess.environment(name).flatMap { $0.isEmpty ? nil : $0 }
     }
 }

@@ -98,9 +98,8 @@ public final class SnifferProcess {
     /// False once the worker died or was stopped.
     public var isAlive: Bool {
         guard alive else { return false }
-        var poller = pollfd(fd: channel.rawValue, events: 0, revents: 0)
-        if sys_poll(&poller, 0) > 0 && poller.revents & CShort(POLLHUP | POLLERR) != 0 { return false }
-        return true
+        let ready = (try? channel.poll(0, timeout: .zero)) ?? 0
+        return ready & CShort(POLLHUP | POLLERR) == 0
     }
 
     /// The MIME type of an open file's first bytes (read here with pread, so the worker never sees the file).
@@ -110,16 +109,19 @@ public final class SnifferProcess {
         buffer[0] = UInt8(ascii: "S")
         let count: Int
         // Byte 0 is the request's tag; the file's bytes follow it.
-        switch buffer.withUnsafeMutableBytes({ ContentSniffer.readPrefix(of: file, into: .init(rebasing: $0[1...])) }) {
-        case .success(let read): count = read
+        let read = buffer.withUnsafeMutableBytes { bytes in
+            Result { () throws(Errno) in try file.read(fully: .init(rebasing: bytes[1...]), at: 0) }
+        }
+        switch read {
+        case .success(let n): count = n
         case .failure(let error): return .failure(.unreadable(error))
         }
         // An empty file says nothing, whatever libmagic would call it; plain text may not need classifying.
         if count == 0 { return .success("application/x-empty") }
         if !classifyingText && ContentSniffer.isText(buffer[1..<(1 + count)]) { return .success("text/plain") }
         guard alive else { return .failure(.crashed) }
-        let sent = buffer.withUnsafeBytes { sys_send(channel.rawValue, $0.baseAddress, 1 + count) }
-        guard sent == 1 + count else {
+        let sent = buffer.withUnsafeBytes { bytes in retryingErrno { sys_send(channel.rawValue, .init(rebasing: bytes[..<(1 + count)])) } }
+        guard case .success(1 + count) = sent else {
             stop()
             return .failure(.crashed)
         }
@@ -146,14 +148,12 @@ public final class SnifferProcess {
 
     /// One message from the worker, waiting at most `bound`.
     private func receive(within bound: Duration) -> Result<String, Failure> {
-        var poller = pollfd(fd: channel.rawValue, events: CShort(POLLIN), revents: 0)
-        let milliseconds = CInt(bound.components.seconds * 1000 + bound.components.attoseconds / 1_000_000_000_000_000)
-        var ready: CInt
-        repeat { ready = sys_poll(&poller, milliseconds) } while ready < 0 && errno == EINTR
-        guard ready > 0 else { return .failure(ready == 0 ? .timedOut(bound) : .crashed) }
+        let ready: CShort
+        do { ready = try channel.poll(CShort(POLLIN), timeout: bound) } catch { return .failure(.crashed) }
+        guard ready != 0 else { return .failure(.timedOut(bound)) }
         var answer = [UInt8](repeating: 0, count: 512)
-        let count = answer.withUnsafeMutableBytes { sys_recv(channel.rawValue, $0.baseAddress, $0.count) }
-        guard count > 0 else { return .failure(.crashed) }
+        let received = answer.withUnsafeMutableBytes { bytes in retryingErrno { sys_recv(channel.rawValue, bytes) } }
+        guard case .success(let count) = received, count > 0 else { return .failure(.crashed) }
         return .success(String(decoding: answer.prefix(count), as: UTF8.self))
     }
 }

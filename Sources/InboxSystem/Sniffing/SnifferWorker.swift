@@ -35,9 +35,12 @@ public enum SnifferWorker {
         answer(channel, "ready \(sniffer.version)")
         var request = [UInt8](repeating: 0, count: ContentSniffer.byteLimit + 1)
         while true {
-            let count = request.withUnsafeMutableBytes { sys_recv(channel, $0.baseAddress, $0.count) }
-            if count < 0 && errno == EINTR { continue }
-            if count <= 0 { return count == 0 ? 0 : 1 }
+            let count: Int
+            switch request.withUnsafeMutableBytes({ bytes in retryingErrno { sys_recv(channel, bytes) } }) {
+            case .success(0): return 0
+            case .success(let received): count = received
+            case .failure: return 1
+            }
             guard request[0] == UInt8(ascii: "S") else {
                 answer(channel, "error malformed request")
                 continue
@@ -51,6 +54,6 @@ public enum SnifferWorker {
 
     private static func answer(_ channel: CInt, _ text: String) {
         var message = text
-        _ = message.withUTF8 { sys_send(channel, $0.baseAddress, $0.count) }
+        _ = message.withUTF8 { bytes in retryingErrno { sys_send(channel, UnsafeRawBufferPointer(bytes)) } }
     }
 }

@@ -1,7 +1,7 @@
 import CMagic
 import Glibc
 
-// libmagic(3), the read of a file's first bytes, and the sniffer's channel (a SOCK_SEQPACKET socket pair);
+// libmagic(3) and the sniffer's channel (a SOCK_SEQPACKET socket pair);
 // nothing else in the module calls them.
 
 func sys_magic_open(_ flags: CInt) -> OpaquePointer? { magic_open(flags) }
@@ -15,14 +15,12 @@ func sys_magic_buffer(_ cookie: OpaquePointer, _ bytes: UnsafeRawPointer, _ coun
 func sys_magic_error(_ cookie: OpaquePointer) -> UnsafePointer<CChar>? { magic_error(cookie) }
 func sys_magic_close(_ cookie: OpaquePointer) { magic_close(cookie) }
 func sys_magic_version() -> CInt { magic_version() }
-func sys_pread(_ fd: CInt, _ buffer: UnsafeMutableRawPointer, _ count: Int, _ offset: off_t) -> Int {
-    pread(fd, buffer, count, offset)
-}
 
 func sys_socketpair_seqpacket(_ fds: inout [CInt]) -> CInt {
     socketpair(AF_UNIX, CInt(SOCK_SEQPACKET.rawValue) | CInt(SOCK_CLOEXEC.rawValue), 0, &fds)
 }
 /// send(2) with MSG_NOSIGNAL: a peer that is gone is EPIPE, never SIGPIPE.
-func sys_send(_ fd: CInt, _ bytes: UnsafeRawPointer?, _ count: Int) -> Int { send(fd, bytes, count, CInt(MSG_NOSIGNAL)) }
-func sys_recv(_ fd: CInt, _ buffer: UnsafeMutableRawPointer?, _ count: Int) -> Int { recv(fd, buffer, count, 0) }
-func sys_poll(_ poller: inout pollfd, _ milliseconds: CInt) -> CInt { poll(&poller, 1, milliseconds) }
+func sys_send(_ fd: CInt, _ bytes: UnsafeRawBufferPointer) -> Int {
+    send(fd, bytes.baseAddress, bytes.count, CInt(MSG_NOSIGNAL))
+}
+func sys_recv(_ fd: CInt, _ buffer: UnsafeMutableRawBufferPointer) -> Int { recv(fd, buffer.baseAddress, buffer.count, 0) }

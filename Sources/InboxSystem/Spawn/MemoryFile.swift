@@ -21,19 +21,7 @@ public func makeMemoryFile(name: String, contents: [UInt8]) throws(SystemError) 
     let file = FileDescriptor(rawValue: raw)
 
     // pwrite leaves the file offset at 0, where the reader must start: no lseek needed.
-    let failure: Errno? = contents.withUnsafeBytes { bytes in
-        var offset = 0
-        while offset < bytes.count {
-            let rest = UnsafeRawBufferPointer(rebasing: bytes[offset...])
-            switch retryingErrno({ sys_pwrite(raw, rest, off_t(offset)) }) {
-            case .success(let written) where written > 0: offset += written
-            case .success: return Errno.noSpace
-            case .failure(let error): return error
-            }
-        }
-        return nil
-    }
-    if let failure {
+    if let failure = contents.withUnsafeBytes({ file.write(all: $0, at: 0) }) {
         file.close()
         throw SystemError("pwrite", path: name, errno: failure)
     }

@@ -36,6 +36,17 @@ public func waitForExit(_ process: SpawnedProcess) -> ExitStatus {
     return status
 }
 
+/// Blocks until child `pid` ends and reaps it (waitpid(2)), for a child whose pidfd is not at hand, such as one that
+/// was started but could not be watched; nil when it is not our unreaped child (ECHILD).
+@discardableResult
+public func waitForExit(pid: pid_t) -> ExitStatus? {
+    var status: CInt = 0
+    guard case .success = retryingErrno({ sys_waitpid(pid, &status, 0) }) else { return nil }
+    // wait(2)'s macros: the low 7 bits are the signal that ended it, or 0 with the exit status in the next 8.
+    let signal = status & 0x7F
+    return signal == 0 ? .exited((status >> 8) & 0xFF) : .signaled(signal)
+}
+
 private func wait(for process: SpawnedProcess, options: CInt) -> ExitStatus? {
     var code: CInt = 0
     var status: CInt = 0

@@ -120,8 +120,8 @@ private func launch(_ request: SpawnRequest) -> LaunchResult {
     }
 }
 
-/// Appends NUL-terminated copies of strings to a buffer sized for all of them.
-private struct CStringPacker {
+/// Appends NUL-terminated copies of strings to a buffer sized for all of them (spawn, exec).
+struct CStringPacker {
     let buffer: UnsafeMutableBufferPointer<CChar>
     var used = 0
 

@@ -10,11 +10,10 @@ public func makeStandardInput(name: String, contents: [UInt8]) throws(SystemErro
     // go to a memory file.
     if contents.count <= Int(PIPE_BUF) {
         var ends: [CInt] = [-1, -1]
-        if inbox_pipe2(&ends, O_CLOEXEC) == 0 {
+        if sys_pipe2(&ends, O_CLOEXEC) == 0 {
             let reader = FileDescriptor(rawValue: ends[0]), writer = FileDescriptor(rawValue: ends[1])
             defer { writer.close() }
-            let written = contents.withUnsafeBytes { write(writer.rawValue, $0.baseAddress, $0.count) }
-            if written == contents.count { return reader }
+            if writer.write(all: contents) == nil { return reader }
             reader.close()
         }
     }

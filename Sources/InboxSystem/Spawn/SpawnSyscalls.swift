@@ -35,16 +35,11 @@ func sys_memfd_create(_ name: String, _ flags: CUnsignedInt) -> CInt {
 }
 
 @inline(__always)
-func sys_pwrite(_ fd: CInt, _ bytes: UnsafeRawBufferPointer, _ offset: off_t) -> Int {
-    Glibc.pwrite(fd, bytes.baseAddress, bytes.count, offset)
+func sys_pipe2(_ ends: inout [CInt], _ flags: CInt) -> CInt {
+    inbox_pipe2(&ends, flags)
 }
 
 @inline(__always)
-func sys_fcntl(_ fd: CInt, _ command: CInt, _ value: CInt) -> CInt {
-    Glibc.fcntl(fd, command, value)
-}
-
-@inline(__always)
-func sys_open(_ path: String, _ flags: CInt) -> CInt {
-    Glibc.open(path, flags)
+func sys_waitpid(_ pid: pid_t, _ status: inout CInt, _ options: CInt) -> pid_t {
+    waitpid(pid, &status, options)
 }

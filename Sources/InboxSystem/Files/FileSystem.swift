@@ -1,0 +1,37 @@
+import Glibc
+
+/// Questions and operations by path, for paths the agent, a configuration or the person at the terminal chose.
+/// An Inbox entry is never reached this way: those go through `Directory`, whose descriptor pins the directory.
+public enum FileSystem {
+    /// stat(2), or lstat(2) when `followingLinks` is false (a symlink is then described, not its target).
+    public static func status(_ path: String, followingLinks: Bool = true) throws(Errno) -> stat {
+        var st = stat()
+        _ = try retryingErrno { followingLinks ? sys_stat(path, &st) : sys_lstat(path, &st) }.get()
+        return st
+    }
+
+    /// A symlink's target (readlink(2)); nil when `path` is no symlink or cannot be read. At most PATH_MAX bytes.
+    public static func linkTarget(_ path: String) -> String? {
+        withUnsafeTemporaryAllocation(of: CChar.self, capacity: Int(PATH_MAX)) { buffer in
+            let count = sys_readlink(path, buffer)
+            guard count > 0, count < buffer.count else { return nil }
+            return String(decoding: buffer[..<count].map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        }
+    }
+
+    /// Creates a new private (0700) directory named `prefix` and six random characters (mkdtemp(3)); its path.
+    public static func makeTemporaryDirectory(prefix: String) throws(Errno) -> String {
+        var template = Array((prefix + "XXXXXX").utf8CString)
+        guard template.withUnsafeMutableBufferPointer({ sys_mkdtemp($0.baseAddress!) }) != nil else { throw .current }
+        return String(decoding: template.dropLast().map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    }
+}
+
+extension FileDescriptor {
+    /// open(2) by path; add O_CLOEXEC (every fd is close-on-exec from birth) and, for an untrusted path, O_NOFOLLOW
+    /// and O_NONBLOCK.
+    public static func open(_ path: String, _ flags: CInt, mode: mode_t = 0) throws(Errno) -> FileDescriptor {
+        guard !path.utf8.contains(0) else { throw .invalidArgument }
+        return FileDescriptor(rawValue: try retryingErrno { sys_open(path, flags, mode) }.get())
+    }
+}

@@ -1,0 +1,21 @@
+import Glibc
+
+// The raw calls behind CurrentProcess, one tiny function per call.
+
+func sys_getpid() -> pid_t { getpid() }
+
+func sys_getuid() -> uid_t { getuid() }
+
+func sys_geteuid() -> uid_t { geteuid() }
+
+func sys_getenv(_ name: String) -> String? { getenv(name).map { String(cString: $0) } }
+
+func sys_getcwd(_ buffer: UnsafeMutableBufferPointer<CChar>) -> UnsafeMutablePointer<CChar>? {
+    getcwd(buffer.baseAddress, buffer.count)
+}
+
+func sys_execv(_ path: UnsafePointer<CChar>, _ argv: UnsafePointer<UnsafeMutablePointer<CChar>?>) -> CInt {
+    execv(path, argv)
+}
+
+func sys_exit(_ status: CInt) -> Never { exit(status) }
