@@ -94,7 +94,7 @@ final class Inspection {
             sniffed = nil
             note = "cannot sniff: \(Self.reason(failure)); its name and attribute decide its type"
         }
-        let absolute = path.hasPrefix("/") ? path : (ProcessEnvironment.currentDirectory() ?? ".") + "/" + path
+        let absolute = path.hasPrefix("/") ? path : (CurrentProcess.workingDirectory ?? ".") + "/" + path
         return .success(FileReport(name: name, path: path, url: fileURL(forPath: absolute), resolved: resolved,
                                    sniffed: sniffed, sniffNote: note,
                                    refusal: st.st_nlink > 1 ? "it has \(st.st_nlink) links: from a drop Inbox the agent "

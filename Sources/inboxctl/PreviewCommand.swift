@@ -53,7 +53,7 @@ enum PreviewCommand: InboxctlCommand {
     static func run(_ parsed: ParsedOptions) -> CInt {
         guard let settings = parsed.agent.settings() else { return 1 }
         // As root, each viewer runs as the identity the agent gives its handler.
-        let identities: HandlerCatalog.IdentityLookup = ProcessEnvironment.isRoot
+        let identities: HandlerCatalog.IdentityLookup = CurrentProcess.isRoot
             ? .resolve(isRoot: true, containersPath: StateDirectories.paths(of: settings.stateDirectory).containers) : .skip
         guard let inspection = Inspection(settings, identities: identities) else { return 1 }
         let files = parsed.positionals, titles = parsed.values("--title")
@@ -114,7 +114,7 @@ enum PreviewCommand: InboxctlCommand {
             return false
         case nil: identity = nil
         }
-        let absolute = file.hasPrefix("/") ? file : (ProcessEnvironment.currentDirectory() ?? ".") + "/" + file
+        let absolute = file.hasPrefix("/") ? file : (CurrentProcess.workingDirectory ?? ".") + "/" + file
         let item = PreviewSession.Item(path: absolute, contentType: type,
                                        contentTypes: inspection.catalog.conformanceChain(of: type), preview: preview)
         let session = PreviewSession(registration: registration, identity: identity, settings: inspection.settings,

@@ -76,6 +76,6 @@ struct AgentCommandLine {
 
     private static func path(_ text: String, _ option: String) throws(UsageError) -> String {
         guard !text.isEmpty else { throw UsageError(message: "empty value for '\(option)'") }
-        return text.hasPrefix("/") ? text : (ProcessEnvironment.currentDirectory() ?? "/") + "/" + text
+        return text.hasPrefix("/") ? text : (CurrentProcess.workingDirectory ?? "/") + "/" + text
     }
 }

@@ -1,4 +1,3 @@
-import CShims
 import Glibc
 import InboxCore
 
@@ -37,7 +36,7 @@ public final class Agent {
         state = try StateDirectories(creating: settings.stateDirectory)
         landlockABI = settings.landlock == .off ? 0 : LandlockRuleset.abi()
         catalog = Self.loadCatalog(settings, state: state)
-        sniffer = settings.contentSniffing ? SnifferSupervisor(logger: logger, isRoot: ProcessEnvironment.isRoot) : nil
+        sniffer = settings.contentSniffing ? SnifferSupervisor(logger: logger, isRoot: CurrentProcess.isRoot) : nil
         let reader = ArrivalReader(logger: logger)
         let quarantine = Quarantine(state: state, logger: logger)
         let launcher = ProcessLauncher(loop: loop, logger: logger, catalog: catalog, landlockABI: landlockABI,
@@ -53,7 +52,7 @@ public final class Agent {
     }
 
     private static func loadCatalog(_ settings: AgentSettings, state: StateDirectories) -> HandlerCatalog {
-        HandlerCatalog.load(settings, identities: .resolve(isRoot: ProcessEnvironment.isRoot,
+        HandlerCatalog.load(settings, identities: .resolve(isRoot: CurrentProcess.isRoot,
                                                            containersPath: StateDirectories.paths(of: state.root.path).containers),
                             at: EventLoop.now())
     }
@@ -89,7 +88,7 @@ public final class Agent {
         loop.enableWatchdog()
         // A handler's daemonized descendants become our children when their parents exit, so that they can be found
         // and stopped with it (prctl(2), PR_SET_CHILD_SUBREAPER).
-        _ = inbox_set_child_subreaper()
+        CurrentProcess.becomeChildSubreaper()
         reportLandlock()
         guard startSniffing() else { return EXIT_FAILURE }
         try watcher.start()
@@ -193,7 +192,7 @@ public final class Agent {
         guard trimTimer == nil, dispatcher.isIdle else { return }
         trimTimer = try? loop.addTimer(after: .seconds(1), accuracy: .milliseconds(250)) { [unowned self] in
             self.trimTimer = nil
-            if self.dispatcher.isIdle && self.watcher.pendingCount == 0 { _ = inbox_malloc_trim() }
+            if self.dispatcher.isIdle && self.watcher.pendingCount == 0 { CurrentProcess.releaseFreeMemory() }
         }
     }
 
@@ -211,7 +210,7 @@ public final class Agent {
 
     private func snapshot(now: Duration, wallClock: Int64) -> AgentStatus {
         var status = AgentStatus()
-        status.pid = ProcessEnvironment.processID
+        status.pid = CurrentProcess.id
         status.phase = phase.rawValue
         status.inboxes = settings.inboxes
         status.stateDirectory = settings.stateDirectory

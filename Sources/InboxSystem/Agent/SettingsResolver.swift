@@ -26,13 +26,13 @@ public enum SettingsResolver {
 
     /// The settings, or why there are none (an unreadable file, or errors in it); `diagnostics` holds every
     /// problem found in inboxd.conf, warnings included, for the caller to print.
-    public static func resolve(_ overrides: SettingsOverrides, environment: [String: String] = ProcessEnvironment.current(),
-                               isRoot: Bool = geteuid() == 0)
+    public static func resolve(_ overrides: SettingsOverrides, environment: [String: String] = CurrentProcess.environmentVariables,
+                               isRoot: Bool = CurrentProcess.isRoot)
         -> (settings: Result<AgentSettings, ResolveError>, diagnostics: [Diagnostic]) {
         var config = AgentConfiguration()
         var diagnostics: [Diagnostic] = []
         let configPath = overrides.config ?? defaultConfigPath
-        if overrides.config != nil || access(configPath, F_OK) == 0 {
+        if overrides.config != nil || FileSystem.accessError(configPath) == nil {
             switch readBounded(configPath, limit: ConfigurationParser.maximumSize) {
             case .success(let bytes):
                 let parsed = ConfigurationParser.parseAgent(bytes, path: configPath)
@@ -59,7 +59,7 @@ public enum SettingsResolver {
             stateDirectory: overrides.state ?? config.stateDirectory ?? defaults.state,
             runtimeDirectory: overrides.runtimeDirectory ?? defaults.runtime,
             defaultsFile: overrides.defaults ?? defaultPreferencesPath,
-            maxConcurrent: overrides.maxConcurrent ?? config.maxConcurrent ?? 2 * Int(sysconf(CInt(_SC_NPROCESSORS_ONLN))),
+            maxConcurrent: overrides.maxConcurrent ?? config.maxConcurrent ?? 2 * CurrentProcess.onlineProcessors,
             retryPolicy: policy,
             defaultTimeout: config.defaultTimeoutDisabled ? nil : config.defaultTimeout ?? .seconds(300),
             stopTimeout: .seconds(10),

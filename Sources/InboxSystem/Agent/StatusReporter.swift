@@ -1,4 +1,3 @@
-import Glibc
 import InboxCore
 
 /// Says what the agent is doing: `STATUS=` to the service manager and `status.json` (an `AgentStatus`, written
@@ -31,29 +30,18 @@ final class StatusReporter {
         }
     }
 
-    /// Writes `status.json` now: a temporary file, then rename.
+    /// Writes `status.json` now: a temporary file, then rename. Wall-clock times, so that a reader can tell how old
+    /// the file and what it says are.
     func writeFile() {
         guard let runtime = try? Directory.create(path: runtimeDirectory, mode: 0o755) else { return }
-        let wallClock = Self.realtimeMicroseconds()
+        let wallClock = WallClock.now
         var status = snapshot(EventLoop.now(), wallClock)
         status.writtenAtUSec = wallClock
-        let temporary = ".status.json.tmp"
-        let fd = openat(runtime.descriptor.rawValue, temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0o644)
-        guard fd >= 0 else { return }
-        let failure = Array(status.json().utf8).withUnsafeBytes { FileDescriptor(rawValue: fd).write(all: $0) }
-        _ = close(fd)
-        if failure == nil { _ = renameat(runtime.descriptor.rawValue, temporary, runtime.descriptor.rawValue, Self.fileName) }
+        try? runtime.writeFile(Self.fileName, bytes: Array(status.json().utf8), mode: 0o644)
     }
 
     /// A status file left behind would describe an agent that is gone.
     func removeFile() {
         if let runtime = try? Directory(path: runtimeDirectory) { runtime.remove(Array(Self.fileName.utf8)) }
-    }
-
-    /// Wall-clock time, so that a reader can tell how old the file and what it says are.
-    static func realtimeMicroseconds() -> Int64 {
-        var clock = timespec()
-        clock_gettime(CLOCK_REALTIME, &clock)
-        return Int64(clock.tv_sec) * 1_000_000 + Int64(clock.tv_nsec) / 1000
     }
 }

@@ -23,14 +23,12 @@ enum DynamicIdentity {
         // Containers that exist keep their owner.
         if let names = try? containers?.entries() {
             for name in names.compactMap({ String(validating: $0, as: UTF8.self) }) {
-                var st = stat()
-                if stat(documentsPath(name), &st) == 0, contains(st.st_uid) { taken.insert(st.st_uid) }
+                if let st = try? FileSystem.status(documentsPath(name)), contains(st.st_uid) { taken.insert(st.st_uid) }
             }
         }
         for handler in handlers.sorted() {
-            var st = stat()
             var uid: UInt32
-            if stat(documentsPath(handler), &st) == 0, contains(st.st_uid) {
+            if let st = try? FileSystem.status(documentsPath(handler)), contains(st.st_uid) {
                 uid = st.st_uid
             } else {
                 uid = base + hash(handler) % count

@@ -41,7 +41,7 @@ public enum HandlerIdentities {
     }
 
     static func currentUserName() -> String {
-        guard let entry = getpwuid(geteuid()) else { return String(geteuid()) }
-        return String(cString: entry.pointee.pw_name)
+        let uid = CurrentProcess.effectiveUserID
+        return sys_getpwuid_name(uid) ?? String(uid)
     }
 }

@@ -24,7 +24,7 @@ public struct Identity: Sendable, Hashable {
         var entry = passwd()
         var result: UnsafeMutablePointer<passwd>?
         var buffer = [CChar](repeating: 0, count: 16384)
-        let looked = user.withCString { getpwnam_r($0, &entry, &buffer, buffer.count, &result) }
+        let looked = sys_getpwnam_r(user, &entry, &buffer, &result)
         var uid: UInt32, gid: UInt32, home: String
         if looked == 0, result != nil {
             uid = entry.pw_uid
@@ -42,9 +42,9 @@ public struct Identity: Sendable, Hashable {
         }
         var groups = [gid_t](repeating: 0, count: 64)
         var count = CInt(groups.count)
-        if user.withCString({ getgrouplist($0, gid, &groups, &count) }) < 0 {
+        if sys_getgrouplist(user, gid, &groups, &count) < 0 {
             groups = [gid_t](repeating: 0, count: Int(count))
-            _ = user.withCString { getgrouplist($0, gid, &groups, &count) }
+            _ = sys_getgrouplist(user, gid, &groups, &count)
         }
         let supplementary = result == nil ? [gid] : Array(groups.prefix(Int(max(count, 0))))
         return Identity(uid: uid, gid: gid, groups: supplementary, name: user, home: home)
@@ -54,7 +54,7 @@ public struct Identity: Sendable, Hashable {
         var entry = group()
         var result: UnsafeMutablePointer<group>?
         var buffer = [CChar](repeating: 0, count: 16384)
-        let looked = name.withCString { getgrnam_r($0, &entry, &buffer, buffer.count, &result) }
+        let looked = sys_getgrnam_r(name, &entry, &buffer, &result)
         if looked == 0, result != nil { return entry.gr_gid }
         if let numeric = UInt32(name) { return numeric }
         throw .noSuchGroup(name)

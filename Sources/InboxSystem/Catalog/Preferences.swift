@@ -16,7 +16,7 @@ public enum Preferences {
             let (preferences, diagnostics) = ConfigurationParser.parseDefaults(bytes, path: path)
             return (preferences, diagnostics, nil)
         case .failure(let error):
-            let missing = access(path, F_OK) != 0 && errno == ENOENT
+            let missing = FileSystem.accessError(path) == .noSuchFile
             return (HandlerPreferences(byType: [:]), [], missing ? nil : "\(path): \(error)")
         }
     }

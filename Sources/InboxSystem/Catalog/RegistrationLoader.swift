@@ -107,9 +107,6 @@ public enum RegistrationLoader {
 
     /// A symlink to /dev/null (systemd's masking convention).
     static func isMask(_ path: String) -> Bool {
-        var buffer = [CChar](repeating: 0, count: 64)
-        let count = readlink(path, &buffer, buffer.count - 1)
-        guard count > 0 else { return false }
-        return String(decoding: buffer.prefix(count).map { UInt8(bitPattern: $0) }, as: UTF8.self) == "/dev/null"
+        FileSystem.linkTarget(path) == "/dev/null"
     }
 }

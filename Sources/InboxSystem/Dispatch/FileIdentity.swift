@@ -17,8 +17,7 @@ struct FileIdentity: Equatable {
     }
 
     init?(_ file: FileDescriptor) {
-        var st = stat()
-        guard fstat(file.rawValue, &st) == 0 else { return nil }
+        guard let st = try? file.status() else { return nil }
         self.init(st)
     }
 

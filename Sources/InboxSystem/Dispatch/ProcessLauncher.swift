@@ -21,7 +21,7 @@ final class ProcessLauncher: Launcher {
         /// Signals the handler's whole process group: it was made a session leader, so its descendants share its pid
         /// as group id. Safe from pid reuse while the leader is unreaped.
         func signalGroup(_ signal: CInt) {
-            if kill(-pid, signal) != 0 { _ = kill(pid, signal) }
+            if Signals.send(signal, toGroup: pid) != nil { _ = Signals.send(signal, to: pid) }
         }
     }
 
@@ -95,9 +95,8 @@ final class ProcessLauncher: Launcher {
             attempt.childSource = source
         } catch {
             // Without a child source the outcome could never be learnt: stop it now and count the start as failed.
-            _ = kill(process.pid, SIGKILL)
-            var status: CInt = 0
-            _ = waitpid(process.pid, &status, 0)
+            _ = Signals.send(SIGKILL, to: process.pid)
+            _ = waitForExit(pid: process.pid)
             return .failed("\(error)")
         }
         running[process.pid] = attempt
@@ -138,7 +137,7 @@ final class ProcessLauncher: Launcher {
             if DynamicIdentity.contains(uid) {
                 killed = Leftovers.kill(uid: uid)
             } else {
-                for pid in inherited where Leftovers.realUID(of: pid) == uid && kill(pid, SIGKILL) == 0 { killed += 1 }
+                for pid in inherited where Leftovers.realUID(of: pid) == uid && Signals.send(SIGKILL, to: pid) == nil { killed += 1 }
             }
         }
         // Reaped through the event loop, whoever they belonged to.
@@ -152,7 +151,7 @@ final class ProcessLauncher: Launcher {
     }
 
     private func uid(of handler: String) -> UInt32 {
-        catalog.identity(for: handler)?.uid ?? ProcessEnvironment.effectiveUID
+        catalog.identity(for: handler)?.uid ?? CurrentProcess.effectiveUserID
     }
 
     /// The handler's Landlock ruleset: read and run everything, read and remove in its Inbox, full access to its

@@ -9,29 +9,29 @@ public final class EventLoop {
 
     public init() throws(SystemError) {
         var pointer: OpaquePointer?
-        let result = sd_event_new(&pointer)
+        let result = sys_sd_event_new(&pointer)
         guard result >= 0, let pointer else {
             throw SystemError("sd_event_new", errno: Errno(rawValue: -result))
         }
         event = pointer
     }
 
-    deinit { sd_event_unref(event) }
+    deinit { sys_sd_event_unref(event) }
 
     /// Sends WATCHDOG=1 by itself at half the interval when the service manager asks for it.
     public func enableWatchdog() {
-        _ = sd_event_set_watchdog(event, 1)
+        _ = sys_sd_event_set_watchdog(event, 1)
     }
 
     /// Runs until `exit(code:)`; returns that code.
     public func run() throws(SystemError) -> CInt {
-        let result = sd_event_loop(event)
+        let result = sys_sd_event_loop(event)
         if result < 0 { throw SystemError("sd_event_loop", errno: Errno(rawValue: -result)) }
         return result
     }
 
     public func exit(code: CInt) {
-        _ = sd_event_exit(event, code)
+        _ = sys_sd_event_exit(event, code)
     }
 
     /// CLOCK_MONOTONIC now.
@@ -42,7 +42,7 @@ public final class EventLoop {
                       _ handler: @escaping (UInt32) -> Void) throws(SystemError) -> EventSource {
         let box = CallbackBox(.io(handler))
         var source: OpaquePointer?
-        let result = sd_event_add_io(event, &source, fd.rawValue, events, { _, _, revents, userdata in
+        let result = sys_sd_event_add_io(event, &source, fd.rawValue, events, { _, _, revents, userdata in
             CallbackBox.from(userdata).fireIO(revents)
             return 0
         }, box.opaque)
@@ -54,7 +54,7 @@ public final class EventLoop {
                          _ handler: @escaping () -> Void) throws(SystemError) -> EventSource {
         let box = CallbackBox(.plain(handler))
         var source: OpaquePointer?
-        let result = sd_event_add_time_relative(
+        let result = sys_sd_event_add_time_relative(
             event, &source, CLOCK_MONOTONIC, delay.microseconds, accuracy.microseconds,
             { _, _, userdata in
                 CallbackBox.from(userdata).firePlain()
@@ -67,7 +67,7 @@ public final class EventLoop {
     public func addSignal(_ signal: CInt, _ handler: @escaping () -> Void) throws(SystemError) -> EventSource {
         let box = CallbackBox(.plain(handler))
         var source: OpaquePointer?
-        let result = sd_event_add_signal(event, &source, signal, { _, _, userdata in
+        let result = sys_sd_event_add_signal(event, &source, signal, { _, _, userdata in
             CallbackBox.from(userdata).firePlain()
             return 0
         }, box.opaque)
@@ -80,7 +80,7 @@ public final class EventLoop {
     public func addChild(pid: pid_t, _ handler: @escaping (ExitStatus) -> Void) throws(SystemError) -> EventSource {
         let box = CallbackBox(.child(handler))
         var source: OpaquePointer?
-        let result = sd_event_add_child(event, &source, pid, WEXITED, { _, info, userdata in
+        let result = sys_sd_event_add_child(event, &source, pid, WEXITED, { _, info, userdata in
             guard let info else { return 0 }
             CallbackBox.from(userdata).fireChild(ExitStatus(info.pointee))
             return 0
@@ -92,7 +92,7 @@ public final class EventLoop {
     public func addDefer(_ handler: @escaping () -> Void) throws(SystemError) -> EventSource {
         let box = CallbackBox(.plain(handler))
         var source: OpaquePointer?
-        let result = sd_event_add_defer(event, &source, { _, userdata in
+        let result = sys_sd_event_add_defer(event, &source, { _, userdata in
             CallbackBox.from(userdata).firePlain()
             return 0
         }, box.opaque)

@@ -18,7 +18,7 @@ public final class EventSource {
         return EventSource(source: source, box: box)
     }
 
-    deinit { sd_event_source_disable_unref(source) }
+    deinit { sys_sd_event_source_disable_unref(source) }
 
     public func setEnabled(_ state: Enabled) {
         let value: CInt = switch state {
@@ -26,12 +26,12 @@ public final class EventSource {
         case .on: CInt(SD_EVENT_ON)
         case .oneShot: CInt(SD_EVENT_ONESHOT)
         }
-        _ = sd_event_source_set_enabled(source, value)
+        _ = sys_sd_event_source_set_enabled(source, value)
     }
 
     /// Lower runs first when several sources are ready (sd_event_source_set_priority(3)).
     public func setPriority(_ priority: Int64) {
-        _ = sd_event_source_set_priority(source, priority)
+        _ = sys_sd_event_source_set_priority(source, priority)
     }
 
 }

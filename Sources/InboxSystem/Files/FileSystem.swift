@@ -10,6 +10,11 @@ public enum FileSystem {
         return st
     }
 
+    /// Why `path` cannot be reached (access(2) with F_OK, following links); nil when something is there.
+    public static func accessError(_ path: String) -> Errno? {
+        sys_access(path, F_OK) == 0 ? nil : .current
+    }
+
     /// A symlink's target (readlink(2)); nil when `path` is no symlink or cannot be read. At most PATH_MAX bytes.
     public static func linkTarget(_ path: String) -> String? {
         withUnsafeTemporaryAllocation(of: CChar.self, capacity: Int(PATH_MAX)) { buffer in

@@ -61,3 +61,5 @@ func sys_closedir(_ stream: OpaquePointer) -> CInt { closedir(stream) }
 
 let O_PATH = CInt(INBOX_O_PATH)
 let RENAME_NOREPLACE = INBOX_RENAME_NOREPLACE
+
+func sys_access(_ path: String, _ mode: CInt) -> CInt { access(path, mode) }

@@ -35,7 +35,7 @@ public struct Arrival {
     public var request: Routing.Request? {
         metadata.handler.map { handler in
             Routing.Request(handler: handler, override: metadata.overridesHandlerCheck,
-                            trusted: sourceUID == 0 || sourceUID == ProcessEnvironment.effectiveUID)
+                            trusted: sourceUID == 0 || sourceUID == CurrentProcess.effectiveUserID)
         }
     }
 }

@@ -1,4 +1,3 @@
-import CSystemd
 import InboxCore
 
 /// Turns an opened file into an `Arrival`: reads what its sender attached — bounded and checked, from its extended
@@ -94,9 +93,7 @@ final class ArrivalReader {
 
     /// 128 random bits as 32 lowercase hex digits, like a journal id (sd_id128_randomize(3)).
     static func newDeliveryID() -> String {
-        var id = sd_id128_t()
-        _ = sd_id128_randomize(&id)
-        return withUnsafeBytes(of: id.bytes) { bytes in
+        return withUnsafeBytes(of: sys_sd_id128_randomize()) { bytes in
             String(unsafeUninitializedCapacity: 32) { text in
                 let digits: StaticString = "0123456789abcdef"
                 for (index, byte) in bytes.enumerated() {

@@ -1,4 +1,3 @@
-import CSystemd
 
 /// The service-manager protocol (sd_notify(3)); a no-op when NOTIFY_SOCKET is unset.
 public struct ServiceNotifier: Sendable {
@@ -10,6 +9,6 @@ public struct ServiceNotifier: Sendable {
     public func stopping(status: String) { send("STOPPING=1\nSTATUS=\(status)") }
 
     private func send(_ state: String) {
-        _ = sd_notify(0, state)
+        _ = sys_sd_notify(0, state)
     }
 }

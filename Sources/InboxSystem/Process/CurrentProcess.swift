@@ -11,6 +11,34 @@ public enum CurrentProcess {
     /// The effective user id (geteuid(2)): whose rights we act with; 0 is root.
     public static var effectiveUserID: uid_t { sys_geteuid() }
 
+    /// Processors online (sysconf(3), _SC_NPROCESSORS_ONLN); at least 1.
+    public static var onlineProcessors: Int { max(1, sys_sysconf(CInt(_SC_NPROCESSORS_ONLN))) }
+
+    /// Whether we act as root, with the powers that gives (identities of our own for handlers, chown).
+    public static var isRoot: Bool { sys_geteuid() == 0 }
+
+    /// The whole environment (environ(7)) as a dictionary.
+    public static var environmentVariables: [String: String] {
+        var result: [String: String] = [:]
+        var pointer = sys_environ()
+        while let entry = pointer.pointee {
+            let text = String(cString: entry)
+            if let equals = text.firstIndex(of: "=") {
+                result[String(text[..<equals])] = String(text[text.index(after: equals)...])
+            }
+            pointer += 1
+        }
+        return result
+    }
+
+    /// Makes us the reaper of orphaned descendants (prctl(2), PR_SET_CHILD_SUBREAPER): a handler's daemonized
+    /// children become ours when their parents exit, so that they can be found and stopped with it.
+    @discardableResult
+    public static func becomeChildSubreaper() -> Bool { sys_inbox_set_child_subreaper() == 0 }
+
+    /// Gives memory the heap no longer uses back to the kernel (malloc_trim(3)).
+    public static func releaseFreeMemory() { _ = sys_inbox_malloc_trim() }
+
     /// This program's file, from /proc/self/exe; nil when /proc is not mounted.
     public static var executablePath: String? { FileSystem.linkTarget("/proc/self/exe") }
 

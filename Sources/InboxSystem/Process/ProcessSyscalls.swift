@@ -1,3 +1,4 @@
+import CShims
 import Glibc
 
 // The raw calls behind CurrentProcess, one tiny function per call.
@@ -19,3 +20,11 @@ func sys_execv(_ path: UnsafePointer<CChar>, _ argv: UnsafePointer<UnsafeMutable
 }
 
 func sys_exit(_ status: CInt) -> Never { exit(status) }
+
+func sys_environ() -> UnsafeMutablePointer<UnsafeMutablePointer<CChar>?> { environ }
+
+func sys_inbox_set_child_subreaper() -> CInt { inbox_set_child_subreaper() }
+
+func sys_inbox_malloc_trim() -> CInt { inbox_malloc_trim() }
+
+func sys_sysconf(_ name: CInt) -> Int { sysconf(name) }

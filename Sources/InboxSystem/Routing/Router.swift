@@ -114,13 +114,13 @@ final class Router {
     /// Makes the Inbox copy the agent's and readable by the handler's group only (docs/design.md, Security model:
     /// the handler never owns its Inbox copy, so it cannot change its mode).
     private func handOver(_ file: FileDescriptor, to handler: String) {
-        if ProcessEnvironment.isRoot, let identity = catalog.identity(for: handler) {
-            file.changeOwner(uid: 0, gid: identity.gid)
-            file.changeMode(0o440)
+        if CurrentProcess.isRoot, let identity = catalog.identity(for: handler) {
+            try? file.chown(uid: 0, gid: identity.gid)
+            try? file.chmod(0o440)
         } else {
             // Read-only for its owner too: without Landlock, a write needs a chmod first, which the after-exit check
             // sees in the change time.
-            file.changeMode(0o400)
+            try? file.chmod(0o400)
         }
     }
 

@@ -1,5 +1,3 @@
-import Glibc
-
 /// A handler's private directories: `containers/<id>/{Inbox,Documents,tmp}`.
 /// The Inbox sits beside Documents, never inside it (docs/design.md, Directories).
 public final class Container {
@@ -20,14 +18,14 @@ public final class Container {
         if let identity {
             // The handler may remove its Inbox copies (group write on the directory) and owns
             // Documents and tmp; the Inbox itself and the files in it stay the agent's.
-            _ = fchown(inbox.descriptor.rawValue, geteuid(), identity.gid)
-            _ = fchmod(inbox.descriptor.rawValue, 0o770)
-            _ = fchown(documentsDirectory.descriptor.rawValue, identity.uid, identity.gid)
-            _ = fchown(tmpDirectory.descriptor.rawValue, identity.uid, identity.gid)
+            try? inbox.descriptor.chown(uid: CurrentProcess.effectiveUserID, gid: identity.gid)
+            try? inbox.descriptor.chmod(0o770)
+            try? documentsDirectory.descriptor.chown(uid: identity.uid, gid: identity.gid)
+            try? tmpDirectory.descriptor.chown(uid: identity.uid, gid: identity.gid)
         }
         // Set again on every start, whatever a handler or an administrator changed: these modes are
         // what keeps handlers out of each other's containers (Landlock leaves reading to them).
-        _ = fchmod(documentsDirectory.descriptor.rawValue, 0o700)
-        _ = fchmod(tmpDirectory.descriptor.rawValue, 0o700)
+        try? documentsDirectory.descriptor.chmod(0o700)
+        try? tmpDirectory.descriptor.chmod(0o700)
     }
 }

@@ -28,7 +28,7 @@ public final class SnifferSupervisor: ContentSniffing {
     public var pid: Int32? { current?.process.pid }
 
     private static func start(identity: Identity?) throws(SniffError) -> SnifferProcess {
-        try SnifferProcess(executable: ProcessEnvironment.ownExecutable, identity: identity, landlockABI: LandlockRuleset.abi())
+        try SnifferProcess(executable: (CurrentProcess.executablePath ?? "/proc/self/exe"), identity: identity, landlockABI: LandlockRuleset.abi())
     }
 
     public func sniffContent(_ file: FileDescriptor, classifyingText: Bool) -> Result<String, SnifferProcess.Failure> {

@@ -1,8 +1,0 @@
-import Glibc
-
-extension FileDescriptor {
-    /// fchown(2); failures are left to the checks that follow.
-    func changeOwner(uid: UInt32, gid: UInt32) { _ = fchown(rawValue, uid, gid) }
-    /// fchmod(2).
-    func changeMode(_ mode: mode_t) { _ = fchmod(rawValue, mode) }
-}
