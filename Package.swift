@@ -21,7 +21,7 @@ let package = Package(
         // The thin Linux layer.
         .target(name: "InboxSystem", dependencies: ["InboxCore", "CSystemd", "CMagic", "CShims"]),
         // The Swift runtime is linked statically: the agent maps only the pages it uses, which keeps
-        // its resident memory under DESIGN.md's 12 MB (about 12.0 MB dynamic, 9.5 MB static). Release builds
+        // its resident memory under the 12 MB of docs/design.md, Targets (about 12.0 MB dynamic, 9.5 MB static). Release builds
         // only: debug builds link the agent into the test bundle, which needs the shared Foundation.
         .executableTarget(name: "inboxd", dependencies: ["InboxSystem", "InboxCore"],
                           linkerSettings: [.unsafeFlags(["-static-stdlib"], .when(configuration: .release))]),

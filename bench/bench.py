@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""inboxd benchmarks against the targets of DESIGN.md section 4.
+"""inboxd benchmarks against the targets of docs/design.md, Targets.
 
 Run through bench/run, which builds everything first. Measures, on this machine:
   latency     arrival (rename into the Inbox) -> handler start, median and p90, against a

@@ -1,7 +1,7 @@
 import InboxCore
 import InboxSystem
 
-/// The agent's options as a subcommand was given them (`AgentOption.inboxctl`; DESIGN.md: inboxctl sees exactly
+/// The agent's options as a subcommand was given them (`AgentOption.inboxctl`; docs/design.md, Runtime directory and inboxctl: inboxctl sees exactly
 /// what the agent sees), turned into the overrides the agent itself would resolve.
 struct AgentOptions {
     var overrides = SettingsOverrides()

@@ -2,7 +2,7 @@ import Glibc
 import InboxCore
 import InboxSystem
 
-/// `inboxctl log`: runs journalctl with the field matches of DESIGN.md "Journal", printing the command first.
+/// `inboxctl log`: runs journalctl with the field matches of docs/design.md, Journal, printing the command first.
 enum LogCommand: InboxctlCommand {
     static let name = "log"
     static let summary = "Show the journal entries of a handler, file or delivery"

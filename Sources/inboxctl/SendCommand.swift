@@ -3,7 +3,7 @@ import InboxCore
 import InboxSystem
 
 /// `inboxctl send`: atomic delivery into a drop Inbox, with the sender's metadata in extended attributes
-/// (DESIGN.md "Metadata that rides with a file").
+/// (docs/design.md, Metadata that rides with a file).
 enum SendCommand: InboxctlCommand {
     static let name = "send"
     static let summary = "Send files to their handlers through a drop Inbox"
@@ -207,7 +207,7 @@ enum SendCommand: InboxctlCommand {
     }
 
     /// Sets the metadata as extended attributes; false when the filesystem cannot hold them (ext4 keeps about 4 KB per
-    /// file; some have none), in which case none is left set and the metadata goes into a sidecar instead (DESIGN.md).
+    /// file; some have none), in which case none is left set and the metadata goes into a sidecar instead (docs/design.md, Sidecar).
     static func setAttributes(_ metadata: SenderMetadata, on file: FileDescriptor) -> Result<Bool, Failure> {
         let attributes = ExtendedAttributes(file)
         let values: [(String, String?)] = [(SenderAttribute.sourceApp, metadata.sourceApp),

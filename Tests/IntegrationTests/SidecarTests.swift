@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 
-/// Metadata too large for extended attributes rides in `.<name>.inbox-meta` (DESIGN.md), through the real agent.
+/// Metadata too large for extended attributes rides in `.<name>.inbox-meta` (docs/design.md, Metadata that rides with a file), through the real agent.
 @Suite(.serialized, .enabled(if: Journal.available, Comment(rawValue: Journal.unavailableReason)))
 struct SidecarTests {
     static let big = #"{"body":""# + String(repeating: "é", count: 10_000) + #""}"#

@@ -2,7 +2,7 @@ import Foundation
 import InboxSystem
 import Testing
 
-/// An agent started by an ordinary user, with no flags: the XDG directories of DESIGN.md.
+/// An agent started by an ordinary user, with no flags: the XDG directories of docs/design.md, Directories.
 /// Whether the built agent can be run as nobody from where it was built (not from under /root, say).
 let nobodyCanRunTheAgent: Bool = {
     guard getuid() == 0 else { return false }

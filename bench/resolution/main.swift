@@ -1,4 +1,4 @@
-// Type resolution cost per file with many registrations loaded (DESIGN.md section 4 asks for benchmarks,
+// Type resolution cost per file with many registrations loaded (docs/design.md, Targets asks for benchmarks,
 // never timed tests). Run through bench/run --only resolution, or directly:
 //   inboxd-bench-resolution --inboxd PATH --corpus DIR [--registrations 5000] [--rounds 20] [--json]
 // PATH is the inboxd binary: libmagic runs in its sandboxed sniffer child (`inboxd --content-sniffer`), as in the agent.

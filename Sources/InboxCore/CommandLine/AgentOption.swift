@@ -1,5 +1,5 @@
 /// The agent's options, declared once: `inboxd` takes them all, and inboxctl's subcommands take those that say where
-/// the agent's files are, with the same meaning (DESIGN.md: inboxctl sees exactly what the agent sees). What a value
+/// the agent's files are, with the same meaning (docs/design.md, Runtime directory and inboxctl: inboxctl sees exactly what the agent sees). What a value
 /// becomes (a path made absolute, a number checked) is each executable's.
 public enum AgentOption: String, CaseIterable, Sendable {
     case config = "--config"

@@ -38,7 +38,7 @@ public struct AgentSettings: Sendable {
         self.logLevel = logLevel
     }
 
-    /// The handlers.d search path of DESIGN.md, first wins by file name.
+    /// The handlers.d search path (docs/design.md, Registration files), first wins by file name.
     public static let systemHandlerDirectories = [
         "/etc/inboxd/handlers.d", "/run/inboxd/handlers.d", "/usr/lib/inboxd/handlers.d",
     ]

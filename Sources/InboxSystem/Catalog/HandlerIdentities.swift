@@ -1,7 +1,7 @@
 import Glibc
 import InboxCore
 
-/// Who each handler runs as (DESIGN.md: a handler never runs as root unless `User=root`).
+/// Who each handler runs as (docs/design.md, Identities: a handler never runs as root unless `User=root`).
 /// As root: `User=` is looked up (with `Group=` instead of the user's group); without `User=` a handler gets an
 /// identity of its own (DynamicIdentity), in `Group=` if it names one. As an ordinary user: that user, with
 /// `User=`/`Group=` looked up for the spawn to apply (it fails unless they are the user's own).

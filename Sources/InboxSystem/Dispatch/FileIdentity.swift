@@ -1,6 +1,6 @@
 import Glibc
 
-/// What must not change about an Inbox copy while its handler runs (DESIGN.md: read and delete only).
+/// What must not change about an Inbox copy while its handler runs (docs/design.md, Read and delete only).
 struct FileIdentity: Equatable {
     let device: UInt64
     let inode: UInt64

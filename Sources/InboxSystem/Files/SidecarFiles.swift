@@ -10,7 +10,7 @@ public enum SidecarRead: Equatable {
 }
 
 extension Directory {
-    /// Reads the sidecar of `name` with the care given to the file itself (DESIGN.md): never followed, a regular file
+    /// Reads the sidecar of `name` with the care given to the file itself (docs/design.md, Sidecar): never followed, a regular file
     /// with one link, opened without blocking, at most `Sidecar.maximumBytes`, and owned by `owner` (the file's owner)
     /// or by this process's user, so nobody can attach metadata to another user's file.
     public func readSidecar(of name: [UInt8], owner: uid_t) -> SidecarRead {

@@ -27,7 +27,7 @@ public enum JournalEvent: String, Sendable, CaseIterable {
         return "3b0a2c9d6e1f4a7b8c5d2e0f1a3b4c5" + digit
     }
 
-    /// Whether the entry carries `INBOX_EVENT=` (the per-file events of DESIGN.md).
+    /// Whether the entry carries `INBOX_EVENT=` (the per-file events of docs/design.md, Journal).
     var isDeliveryEvent: Bool {
         switch self {
         case .arrived, .dispatched, .finished, .retry, .failed, .unhandled, .violation, .removed, .rejected,
