@@ -9,7 +9,7 @@ struct HandlerDocumentTests {
                  path: "/var/lib/inboxd/containers/v/Inbox/My \"Photo\".png",
                  documents: "/var/lib/inboxd/containers/v/Documents", contentType: "public.png",
                  contentTypes: ["public.png", "public.image", "public.data", "public.content", "public.item"],
-                 sourceApp: sourceApp, sourceUID: sourceUID, annotation: annotation, attempt: 2)
+                 sender: SenderMetadata(sourceApp: sourceApp, annotation: annotation), sourceUID: sourceUID, attempt: 2)
     }
 
     @Test func fullEnvironment() {

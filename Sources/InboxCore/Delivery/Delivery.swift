@@ -47,12 +47,11 @@ public struct Delivery: Sendable, Hashable {
     public var contentType: String
     public var typeSource: ResolvedType.Source
     public var contentTypes: [String]
-    /// The claimed sender (`user.inbox.source-app`).
-    public var sourceApp: String?
+    /// What the sender attached, as read and checked at intake: its claimed application, its annotation, the
+    /// content type it claimed and the handler it chose.
+    public var sender: SenderMetadata
     /// The uid that owned the dropped file: the one sender fact the agent verified itself.
     public var sourceUID: UInt32?
-    /// Raw JSON text of the annotation, already checked with `JSON.validate`.
-    public var annotation: [UInt8]?
     /// Its metadata came in a sidecar, which lies beside it and is removed with it.
     public var hasSidecar: Bool
     /// Attempts started so far; 1-based while one runs.
@@ -62,7 +61,7 @@ public struct Delivery: Sendable, Hashable {
 
     public init(id: String, handler: String, chosenBy: ChosenBy = .rank, name: String, path: String, documents: String,
                 contentType: String, typeSource: ResolvedType.Source = .extension, contentTypes: [String],
-                sourceApp: String? = nil, sourceUID: UInt32? = nil, annotation: [UInt8]? = nil,
+                sender: SenderMetadata = SenderMetadata(), sourceUID: UInt32? = nil,
                 hasSidecar: Bool = false, attempt: Int = 0) {
         self.id = id
         self.handler = handler
@@ -74,10 +73,14 @@ public struct Delivery: Sendable, Hashable {
         self.contentType = contentType
         self.typeSource = typeSource
         self.contentTypes = contentTypes
-        self.sourceApp = sourceApp
+        self.sender = sender
         self.sourceUID = sourceUID
-        self.annotation = annotation
         self.hasSidecar = hasSidecar
         self.attempt = attempt
     }
+
+    /// The claimed sender (`user.inbox.source-app`).
+    public var sourceApp: String? { sender.sourceApp }
+    /// Raw JSON text of the annotation, already checked with `JSON.validate`.
+    public var annotation: [UInt8]? { sender.annotation }
 }

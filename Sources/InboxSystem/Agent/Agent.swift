@@ -19,6 +19,7 @@ public final class Agent {
     /// libmagic in a sandboxed child; nil with ContentSniffing=no.
     private let sniffer: SnifferSupervisor?
     private let watcher: IntakeWatcher
+    private let launcher: ProcessLauncher
     private let dispatcher: Dispatcher
     private let router: Router
     private let status: StatusReporter
@@ -39,7 +40,7 @@ public final class Agent {
         sniffer = settings.contentSniffing ? SnifferSupervisor(logger: logger, isRoot: CurrentProcess.isRoot) : nil
         let reader = ArrivalReader(logger: logger)
         let quarantine = Quarantine(state: state, logger: logger)
-        let launcher = ProcessLauncher(loop: loop, logger: logger, catalog: catalog, landlockABI: landlockABI,
+        launcher = ProcessLauncher(loop: loop, logger: logger, catalog: catalog, landlockABI: landlockABI,
                                        landlockMode: settings.landlock) { [sniffer] in sniffer?.pid.map { [$0] } ?? [] }
         dispatcher = Dispatcher(loop: loop, logger: logger, state: state, launcher: launcher, catalog: catalog,
                                 limits: .init(maxConcurrent: settings.maxConcurrent, retryPolicy: settings.retryPolicy,
@@ -89,8 +90,12 @@ public final class Agent {
         // A handler's daemonized descendants become our children when their parents exit, so that they can be found
         // and stopped with it (prctl(2), PR_SET_CHILD_SUBREAPER).
         CurrentProcess.becomeChildSubreaper()
-        reportLandlock()
-        guard startSniffing() else { return EXIT_FAILURE }
+        launcher.reportConfinement()
+        if let sniffer {
+            guard sniffer.startReporting() else { return EXIT_FAILURE }
+        } else {
+            logger.log(.warning, "Content sniffing is off (ContentSniffing=no): names and attributes alone decide types")
+        }
         try watcher.start()
         catalog.report(to: logger)
         watcher.watch(handlerDirectories: settings.handlerDirectories)
@@ -110,38 +115,6 @@ public final class Agent {
         sniffer?.stop()
         status.removeFile()
         return code
-    }
-
-    /// Says once, at start-up, how handlers will be confined.
-    private func reportLandlock() {
-        if landlockABI > 0 {
-            logger.log(.info, "Handlers are sandboxed with Landlock ABI \(landlockABI)",
-                       fields: ["INBOX_LANDLOCK_ABI": String(landlockABI)])
-            return
-        }
-        let why = settings.landlock == .off ? "Landlock is switched off (Landlock=off)" : "the kernel offers no Landlock"
-        let consequence = settings.landlock == .require
-            ? "handlers are refused (Landlock=require)"
-            : "handlers are confined by permissions and the after-exit check only; those with RequireLandlock=yes are refused"
-        logger.log(.warning, "\(why): \(consequence)", fields: ["INBOX_LANDLOCK_ABI": "0"])
-    }
-
-    /// Starts the content sniffer unless ContentSniffing=no. A sniffer that cannot start stops the agent: without it a
-    /// file's name alone would decide, and an executable named .png would reach an image viewer.
-    private func startSniffing() -> Bool {
-        guard let sniffer else {
-            logger.log(.warning, "Content sniffing is off (ContentSniffing=no): names and attributes alone decide types")
-            return true
-        }
-        do throws(SniffError) {
-            let process = try sniffer.start()
-            logger.log(.info, "Content sniffing with libmagic \(process.version) in a sandboxed child (pid "
-                       + "\(process.process.pid)), first \(ContentSniffer.byteLimit) bytes")
-            return true
-        } catch {
-            logger.log(.error, "Cannot start the content sniffer: \(error); install libmagic-mgc or set ContentSniffing=no")
-            return false
-        }
     }
 
     // MARK: Reloading

@@ -48,6 +48,20 @@ final class ProcessLauncher: Launcher {
         self.ownChildren = ownChildren
     }
 
+    /// Says once, at start-up, how handlers will be confined.
+    func reportConfinement() {
+        if landlockABI > 0 {
+            logger.log(.info, "Handlers are sandboxed with Landlock ABI \(landlockABI)",
+                       fields: ["INBOX_LANDLOCK_ABI": String(landlockABI)])
+            return
+        }
+        let why = landlockMode == .off ? "Landlock is switched off (Landlock=off)" : "the kernel offers no Landlock"
+        let consequence = landlockMode == .require
+            ? "handlers are refused (Landlock=require)"
+            : "handlers are confined by permissions and the after-exit check only; those with RequireLandlock=yes are refused"
+        logger.log(.warning, "\(why): \(consequence)", fields: ["INBOX_LANDLOCK_ABI": "0"])
+    }
+
     func use(_ catalog: HandlerCatalog) {
         self.catalog = catalog
         rulesets.removeAll()

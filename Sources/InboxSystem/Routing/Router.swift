@@ -107,8 +107,7 @@ final class Router {
                           chosenBy: Delivery.ChosenBy, type: ResolvedType) -> Delivery {
         Delivery(id: arrival.id, handler: handler, chosenBy: chosenBy, name: name, path: container.inbox.child(name),
                  documents: container.documents, contentType: type.identifier, typeSource: type.source, contentTypes: [],
-                 sourceApp: arrival.metadata.sourceApp, sourceUID: arrival.sourceUID, annotation: arrival.metadata.annotation,
-                 hasSidecar: arrival.hasSidecar, attempt: arrival.attempts)
+                 sender: arrival.metadata, sourceUID: arrival.sourceUID, hasSidecar: arrival.hasSidecar, attempt: arrival.attempts)
     }
 
     /// Makes the Inbox copy the agent's and readable by the handler's group only (docs/design.md, Security model:

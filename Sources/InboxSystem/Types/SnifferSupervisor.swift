@@ -24,6 +24,21 @@ public final class SnifferSupervisor: ContentSniffing {
         return sniffer
     }
 
+    /// Starts the first sniffer and says so; false, after logging why, when it cannot start. A sniffer that cannot
+    /// start stops the agent: without it a file's name alone would decide, and an executable named .png would reach
+    /// an image viewer.
+    public func startReporting() -> Bool {
+        do throws(SniffError) {
+            let process = try start()
+            logger.log(.info, "Content sniffing with libmagic \(process.version) in a sandboxed child (pid "
+                       + "\(process.process.pid)), first \(ContentSniffer.byteLimit) bytes")
+            return true
+        } catch {
+            logger.log(.error, "Cannot start the content sniffer: \(error); install libmagic-mgc or set ContentSniffing=no")
+            return false
+        }
+    }
+
     /// The running sniffer's pid: the agent's own child, never a handler's leftover.
     public var pid: Int32? { current?.process.pid }
 
