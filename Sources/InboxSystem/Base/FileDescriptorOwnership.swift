@@ -2,7 +2,7 @@ import Glibc
 
 extension FileDescriptor {
     /// fchown(2); failures are left to the checks that follow.
-    func changeOwner(uid: UInt32, gid: UInt32) { _ = fchown(rawValue, uid, gid) }
+    func changeOwner(uid: UInt32, gid: UInt32) { _ = sys_fchown(rawValue, uid, gid) }
     /// fchmod(2).
-    func changeMode(_ mode: mode_t) { _ = fchmod(rawValue, mode) }
+    func changeMode(_ mode: mode_t) { _ = sys_fchmod(rawValue, mode) }
 }
