@@ -260,3 +260,33 @@ extension Result {
         return nil
     }
 }
+
+@Suite("Typed opens")
+struct TypedOpenTests {
+    @Test func createExclusiveIsCloseOnExecWithThePermissions() throws {
+        let scratch = try ScratchDirectory()
+        defer { scratch.remove() }
+        let directory = try Directory(path: scratch.path)
+        let file = try directory.openFile("new", .writeOnly, options: [.create, .exclusive, .noFollow], permissions: 0o600)
+        defer { file.close() }
+        #expect(fcntl(file.rawValue, F_GETFD) & FD_CLOEXEC != 0)
+        #expect(try file.status().st_mode & 0o7777 == 0o600)
+        #expect(throws: Errno.fileExists) {
+            try directory.openFile("new", .writeOnly, options: [.create, .exclusive]).close()
+        }
+    }
+
+    @Test func noFollowRefusesASymlinkAndReadOnlyCannotWrite() throws {
+        let scratch = try ScratchDirectory()
+        defer { scratch.remove() }
+        try scratch.create("target").close()
+        #expect(symlink(scratch.path("target"), scratch.path("link")) == 0)
+        #expect(throws: Errno.tooManyLinks) {
+            try FileDescriptor.open(scratch.path("link"), .readOnly, options: [.noFollow, .nonBlocking]).close()
+        }
+        let file = try FileDescriptor.open(scratch.path("link"), .readOnly, options: .noControllingTerminal)
+        defer { file.close() }
+        #expect(EntryKind(mode: try file.status().st_mode) == .regular)
+        #expect(file.write(all: [1]) == .badFileDescriptor)
+    }
+}
