@@ -290,3 +290,14 @@ struct TypedOpenTests {
         #expect(file.write(all: [1]) == .badFileDescriptor)
     }
 }
+
+@Suite("Signals.processExists")
+struct ProcessExistsTests {
+    @Test func ourselvesInitAndNoOne() {
+        #expect(Signals.processExists(CurrentProcess.id))
+        // pid 1 is someone else's unless we are root: EPERM still says it exists.
+        #expect(Signals.processExists(1))
+        // Above any pid_max the kernel allows (4194304): never a process.
+        #expect(!Signals.processExists(Int32.max))
+    }
+}
