@@ -301,3 +301,23 @@ struct ProcessExistsTests {
         #expect(!Signals.processExists(Int32.max))
     }
 }
+
+@Suite("WallClock.utcComponents")
+struct UTCComponentsTests {
+    static let cases: [(microseconds: Int64, expected: CalendarTime)] = [
+        (0, CalendarTime(year: 1970, month: 1, day: 1, hour: 0, minute: 0, second: 0)),
+        (1_796_059_812_999_999, CalendarTime(year: 2026, month: 11, day: 30, hour: 17, minute: 30, second: 12)),
+        (951_782_400_000_000, CalendarTime(year: 2000, month: 2, day: 29, hour: 0, minute: 0, second: 0)),
+        (-1_000_000, CalendarTime(year: 1969, month: 12, day: 31, hour: 23, minute: 59, second: 59)),
+    ]
+
+    @Test(arguments: cases)
+    func components(microseconds: Int64, expected: CalendarTime) {
+        #expect(WallClock.utcComponents(microseconds) == expected)
+    }
+
+    @Test func theEndsOfInt64() {
+        #expect(WallClock.utcComponents(Int64.max).year == 294_247)
+        #expect(WallClock.utcComponents(Int64.min).year == -290_308)
+    }
+}
