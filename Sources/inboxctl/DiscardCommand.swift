@@ -1,4 +1,3 @@
-import Glibc
 import InboxCore
 import InboxSystem
 
@@ -41,7 +40,7 @@ enum DiscardCommand: InboxctlCommand {
             let name = Array(entry.name.utf8)
             let path = entry.directory.child(entry.name)
             // lstat, then unlinkat: a name swapped for a link in between is itself removed, never what it points to.
-            guard let st = try? entry.directory.status(of: name), st.st_mode & S_IFMT == S_IFREG else {
+            guard let st = try? entry.directory.status(of: name), EntryKind(mode: st.st_mode) == .regular else {
                 Inboxctl.write("inboxctl: \(path) is not a regular file; left in place\n", to: 2)
                 status = 1
                 continue

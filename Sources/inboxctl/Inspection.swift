@@ -1,4 +1,3 @@
-import Glibc
 import InboxCore
 import InboxSystem
 
@@ -62,15 +61,16 @@ final class Inspection {
     /// Opens the file as the agent would (no symlink, no blocking, a regular file) and resolves its type, with its
     /// content-type attribute unless `readingAttribute` is false (a file about to be sent without it).
     func inspect(_ path: String, readingAttribute: Bool = true) -> Result<FileReport, InspectionError> {
-        let fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC | O_NOCTTY)
-        if fd < 0 {
-            return .failure(InspectionError(errno == ELOOP ? "is a symbolic link" : "cannot open: \(Errno.current)"))
+        let file: FileDescriptor
+        do {
+            file = try FileDescriptor.open(path, .readOnly, options: [.noFollow, .nonBlocking, .noControllingTerminal])
+        } catch {
+            return .failure(InspectionError(error == .tooManyLinks ? "is a symbolic link" : "cannot open: \(error)"))
         }
-        let file = FileDescriptor(rawValue: fd)
         defer { file.close() }
-        var st = stat()
-        guard fstat(fd, &st) == 0 else { return .failure(InspectionError("cannot stat: \(Errno.current)")) }
-        guard (st.st_mode & S_IFMT) == S_IFREG else { return .failure(InspectionError("not a regular file")) }
+        let st: FileStatus
+        do { st = try file.status() } catch { return .failure(InspectionError("cannot stat: \(error)")) }
+        guard EntryKind(mode: st.st_mode) == .regular else { return .failure(InspectionError("not a regular file")) }
 
         let name = lastPathComponent(path)
         var explicit = readingAttribute
@@ -114,8 +114,7 @@ final class Inspection {
             .joined(separator: "/")
         return candidate.documentType.iconFiles.map { file in
             let path = file.hasPrefix("/") ? file : (directory.isEmpty ? file : directory + "/" + file)
-            var st = stat()
-            return (path, stat(path, &st) == 0 && (st.st_mode & S_IFMT) == S_IFREG)
+            return (path, (try? FileSystem.status(path)).map { EntryKind(mode: $0.st_mode) } == .regular)
         }
     }
 }

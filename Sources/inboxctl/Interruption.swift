@@ -1,4 +1,4 @@
-import Glibc
+import InboxSystem
 import Synchronization
 
 /// The signal that interrupted inboxctl, 0 if none: set by the handler (a lock-free atomic store is
@@ -13,17 +13,9 @@ enum Interruption {
 
     /// Catches the three signals from now on. They interrupt a blocking read or write (no SA_RESTART).
     static func catchSignals() {
-        var action = sigaction()
-        action.__sigaction_handler.sa_handler = { signal in caught.store(signal, ordering: .relaxed) }
-        sigemptyset(&action.sa_mask)
-        action.sa_flags = 0
-        var unblock = sigset_t()
-        sigemptyset(&unblock)
-        for signal in [SIGINT, SIGTERM, SIGHUP] {
-            _ = sigaction(signal, &action, nil)
-            sigaddset(&unblock, signal)
-        }
+        let signals: [Signal] = [.interrupt, .terminate, .hangUp]
+        Signals.handle(signals) { signal in caught.store(signal, ordering: .relaxed) }
         // A parent may have started us with them blocked (the mask is inherited across exec).
-        _ = sigprocmask(SIG_UNBLOCK, &unblock, nil)
+        Signals.unblock(signals)
     }
 }

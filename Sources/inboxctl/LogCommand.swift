@@ -1,4 +1,3 @@
-import Glibc
 import InboxCore
 import InboxSystem
 
@@ -94,10 +93,8 @@ enum LogCommand: InboxctlCommand {
 
     /// Replaces inboxctl with journalctl (no shell); returns only if that fails.
     static func exec(_ path: String, _ arguments: [String]) -> CInt {
-        let argv = arguments.map { strdup($0) } + [nil]
-        execv(path, argv)
-        Inboxctl.write("inboxctl: cannot run \(path): \(Errno.current)\n", to: 2)
-        for pointer in argv { free(pointer) }
+        let error = CurrentProcess.exec(path, arguments: arguments)
+        Inboxctl.write("inboxctl: cannot run \(path): \(error)\n", to: 2)
         return 1
     }
 }

@@ -1,4 +1,3 @@
-import Glibc
 import InboxCore
 import InboxSystem
 
@@ -103,9 +102,10 @@ enum OpenCommand: InboxctlCommand {
 
     /// Why the running agent would refuse an override from this user: only root or the agent's own user may give one.
     static func overrideRefusal(_ settings: AgentSettings) -> String? {
-        let me = geteuid()
-        var st = stat()
-        guard me != 0, stat(settings.runtimeDirectory + "/status.json", &st) == 0, st.st_uid != me else { return nil }
+        let me = CurrentProcess.effectiveUserID
+        guard me != 0, let st = try? FileSystem.status(settings.runtimeDirectory + "/status.json"), st.st_uid != me else {
+            return nil
+        }
         return "the agent (uid \(st.st_uid)) takes --force only from root or its own user, not from uid \(me)"
     }
 }

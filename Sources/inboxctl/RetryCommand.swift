@@ -1,4 +1,3 @@
-import Glibc
 import InboxCore
 import InboxSystem
 
@@ -91,8 +90,9 @@ enum RetryCommand: InboxctlCommand {
         for key in [AgentAttribute.failure, AgentAttribute.attempts] { attributes.remove(key) }
         // As root the agent owns what it holds: give the file back to its sender, whose uid the agent recorded,
         // so the new arrival is not taken as sent by root (INBOX_SOURCE_UID).
-        if geteuid() == 0, let uid = AgentAttribute.delivery(attributes)?.sourceUID, uid != file.status.st_uid {
-            _ = fchown(file.descriptor.rawValue, uid, gid_t.max)
+        if CurrentProcess.effectiveUserID == 0, let uid = AgentAttribute.delivery(attributes)?.sourceUID,
+           uid != file.status.st_uid {
+            try? file.descriptor.chown(uid: uid, gid: .max)
         }
         // Metadata in a sidecar goes back with the file: written beside the name it takes, before it appears.
         var sidecar: [UInt8]?

@@ -1,4 +1,3 @@
-import Glibc
 import InboxCore
 import InboxSystem
 
@@ -165,27 +164,35 @@ enum SendCommand: InboxctlCommand {
         } else {
             name = FileNames.sanitized(Array(lastPathComponent(file).utf8))
         }
-        let source: CInt
+        // A signal stops an open that waits (a FIFO with no writer) as it stops the copy.
+        let uninterrupted = { Interruption.signal == 0 }
+        let source: FileDescriptor
         if file == "-" {
-            source = 0
+            source = .standardInput
         } else {
-            source = open(file, O_RDONLY | O_CLOEXEC | O_NOCTTY)
-            if source < 0 { return .failure(Failure(message: String(describing: Errno.current))) }
+            do {
+                source = try FileDescriptor.open(file, .readOnly, options: .noControllingTerminal,
+                                                 retryingInterrupted: uninterrupted)
+            } catch {
+                return .failure(Failure(message: String(describing: error)))
+            }
         }
-        defer { if source != 0 { _ = close(source) } }
+        defer { if source != .standardInput { source.close() } }
 
         let temporary = ".inboxctl-send-" + randomHex(12)
-        let fd = temporary.withCString {
-            openat(inbox.descriptor.rawValue, $0, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
+        let output: FileDescriptor
+        do {
+            output = try inbox.openFile(temporary, .writeOnly, options: [.create, .exclusive, .noFollow], permissions: 0o600,
+                                        retryingInterrupted: uninterrupted)
+        } catch {
+            return .failure(Failure(message: "cannot create \(inbox.child(temporary)): \(error)"))
         }
-        if fd < 0 { return .failure(Failure(message: "cannot create \(inbox.child(temporary)): \(Errno.current)")) }
-        let output = FileDescriptor(rawValue: fd)
         func fail(_ message: String) -> Result<String, Failure> {
             output.close()
             inbox.remove(Array(temporary.utf8))
             return .failure(Failure(message: message))
         }
-        if let problem = copy(from: source, to: fd) { return fail(problem) }
+        if let problem = copy(from: source, to: output) { return fail(problem) }
         let metadata = SenderMetadata(sourceApp: request.sourceApp, annotation: request.annotation.map { Array($0.utf8) },
                                       contentType: request.contentType, handler: request.handler,
                                       overridesHandlerCheck: request.overridesHandlerCheck)
@@ -194,12 +201,12 @@ enum SendCommand: InboxctlCommand {
         case .success(let fits): sidecar = fits ? nil : Sidecar.document(metadata)
         case .failure(let failure): return fail(failure.message)
         }
-        if fsync(fd) != 0 { return fail("fsync: \(Errno.current)") }
+        do { try output.fsync() } catch { return fail("fsync: \(error)") }
         if Interruption.signal != 0 { return fail("interrupted") }
         switch inbox.publish(Array(temporary.utf8), preferred: name, sidecar: sidecar) {
         case .success(let placed):
             output.close()
-            _ = fsync(inbox.descriptor.rawValue)
+            try? inbox.descriptor.fsync()
             return .success(inbox.child(placed))
         case .failure(let error):
             return fail("cannot put it in place: \(error)")
@@ -226,25 +233,23 @@ enum SendCommand: InboxctlCommand {
         return .success(true)
     }
 
-    /// Copies everything `source` reads to `target`; nil on success, else the reason.
-    static func copy(from source: CInt, to target: CInt) -> String? {
-        withUnsafeTemporaryAllocation(byteCount: 1 << 16, alignment: 8) { buffer in
+    /// Copies everything `source` reads to `target`; nil on success, else the reason. A caught signal stops it at
+    /// once: a blocking read or write it interrupts is not retried.
+    static func copy(from source: FileDescriptor, to target: FileDescriptor) -> String? {
+        let uninterrupted = { Interruption.signal == 0 }
+        return withUnsafeTemporaryAllocation(byteCount: 1 << 16, alignment: 8) { buffer in
             while true {
-                let count = read(source, buffer.baseAddress, buffer.count)
-                if Interruption.signal != 0 { return "interrupted" }
-                if count < 0 {
-                    if errno == EINTR { continue }
-                    return "read: \(Errno.current)"
+                let count: Int
+                do {
+                    count = try source.read(into: buffer, retryingInterrupted: uninterrupted)
+                } catch {
+                    return Interruption.signal != 0 ? "interrupted" : "read: \(error)"
                 }
+                if Interruption.signal != 0 { return "interrupted" }
                 if count == 0 { return nil }
-                var written = 0
-                while written < count {
-                    let n = write(target, buffer.baseAddress! + written, count - written)
-                    if n < 0 {
-                        if errno == EINTR && Interruption.signal == 0 { continue }
-                        return "write: \(Errno.current)"
-                    }
-                    written += n
+                if let error = target.write(all: UnsafeRawBufferPointer(rebasing: buffer[..<count]),
+                                            retryingInterrupted: uninterrupted) {
+                    return "write: \(error)"
                 }
             }
         }

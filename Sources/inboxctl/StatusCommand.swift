@@ -1,4 +1,3 @@
-import Glibc
 import InboxCore
 import InboxSystem
 
@@ -46,7 +45,7 @@ enum StatusCommand: InboxctlCommand {
             return 1
         }
         let pid = status["pid"]?.int ?? 0
-        guard pid > 0, kill(pid_t(pid), 0) == 0 || errno == EPERM else {
+        guard pid > 0, Signals.processExists(Int32(pid)) else {
             Inboxctl.write("inboxd (pid \(pid)) is not running; \(path) is left from it\n", to: 2)
             return 1
         }
@@ -54,7 +53,7 @@ enum StatusCommand: InboxctlCommand {
             Inboxctl.write(String(decoding: bytes, as: UTF8.self), to: 1)
             return 0
         }
-        Inboxctl.write(render(status, now: realtimeMicroseconds()), to: 1)
+        Inboxctl.write(render(status, now: WallClock.now), to: 1)
         return 0
     }
 
@@ -120,17 +119,9 @@ enum StatusCommand: InboxctlCommand {
 
     /// UTC, to the second: "2026-11-30 17:30:12 UTC".
     static func timestamp(_ microseconds: Int64) -> String {
-        var seconds = time_t(microseconds / 1_000_000)
-        var parts = tm()
-        guard gmtime_r(&seconds, &parts) != nil else { return "?" }
-        func two(_ n: Int32) -> String { n < 10 ? "0\(n)" : "\(n)" }
-        return "\(parts.tm_year + 1900)-\(two(parts.tm_mon + 1))-\(two(parts.tm_mday)) "
-            + "\(two(parts.tm_hour)):\(two(parts.tm_min)):\(two(parts.tm_sec)) UTC"
-    }
-
-    static func realtimeMicroseconds() -> Int64 {
-        var clock = timespec()
-        clock_gettime(CLOCK_REALTIME, &clock)
-        return Int64(clock.tv_sec) * 1_000_000 + Int64(clock.tv_nsec) / 1000
+        let time = WallClock.utcComponents(microseconds)
+        func two(_ n: Int) -> String { n < 10 ? "0\(n)" : "\(n)" }
+        return "\(time.year)-\(two(time.month))-\(two(time.day)) "
+            + "\(two(time.hour)):\(two(time.minute)):\(two(time.second)) UTC"
     }
 }

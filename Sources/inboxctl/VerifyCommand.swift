@@ -1,4 +1,3 @@
-import Glibc
 import InboxCore
 import InboxSystem
 
@@ -44,8 +43,7 @@ enum VerifyCommand: InboxctlCommand {
     }
 
     static func check(_ path: String) -> [Diagnostic] {
-        var st = stat()
-        if stat(path, &st) == 0 && (st.st_mode & S_IFMT) == S_IFDIR {
+        if let st = try? FileSystem.status(path), EntryKind(mode: st.st_mode) == .directory {
             return RegistrationLoader.load(directories: [path], mime: hostMIME).diagnostics
         }
         let name = lastPathComponent(path)

@@ -1,4 +1,3 @@
-import Glibc
 import InboxCore
 import InboxSystem
 
@@ -6,4 +5,4 @@ import InboxSystem
 // configuration files; sending, inspecting and status follow.
 
 let arguments = Array(CommandLine.arguments.dropFirst())
-exit(Inboxctl.run(arguments))
+CurrentProcess.exit(Inboxctl.run(arguments))

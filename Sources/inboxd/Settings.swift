@@ -1,4 +1,3 @@
-import Glibc
 import InboxCore
 import InboxSystem
 
@@ -27,6 +26,5 @@ func makeSettings(_ options: AgentCommandLine) -> Result<AgentSettings, UsageErr
 func printError(_ text: String) {
     var line = text
     if !line.hasSuffix("\n") { line += "\n" }
-    let bytes = Array(line.utf8)
-    _ = bytes.withUnsafeBytes { write(2, $0.baseAddress, $0.count) }
+    FileDescriptor.standardError.write(all: line)
 }

@@ -1,4 +1,3 @@
-import Glibc
 import InboxCore
 import InboxSystem
 
@@ -7,22 +6,22 @@ import InboxSystem
 let arguments = Array(CommandLine.arguments.dropFirst())
 // The agent starts itself as its content sniffer (see SnifferWorker): not an option for users.
 if arguments == [SnifferWorker.argument] {
-    exit(SnifferWorker.run())
+    CurrentProcess.exit(SnifferWorker.run())
 }
 let options: AgentCommandLine
 do {
     options = try AgentCommandLine.parse(arguments)
 } catch {
     printError("Error: \(error.message)\nUsage: \(AgentCommandLine.usage)\n  See 'inboxd --help'.")
-    exit(2)
+    CurrentProcess.exit(2)
 }
 if options.help {
     print(AgentCommandLine.help, terminator: "")
-    exit(0)
+    CurrentProcess.exit(0)
 }
 if options.version {
     print("inboxd \(inboxdVersion)")
-    exit(0)
+    CurrentProcess.exit(0)
 }
 
 let settings: AgentSettings
@@ -30,15 +29,15 @@ switch makeSettings(options) {
 case .success(let made): settings = made
 case .failure(let error):
     printError("inboxd: \(error.message)")
-    exit(2)
+    CurrentProcess.exit(2)
 }
 
 Signals.ignorePipe()
 let logger = Logger(target: settings.logTarget, threshold: settings.logLevel)
 do {
     let agent = try Agent(settings: settings, logger: logger)
-    exit(try agent.run())
+    CurrentProcess.exit(try agent.run())
 } catch {
     logger.log(.error, "inboxd failed: \(error)")
-    exit(1)
+    CurrentProcess.exit(1)
 }

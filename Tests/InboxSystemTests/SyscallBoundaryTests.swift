@@ -260,3 +260,64 @@ extension Result {
         return nil
     }
 }
+
+@Suite("Typed opens")
+struct TypedOpenTests {
+    @Test func createExclusiveIsCloseOnExecWithThePermissions() throws {
+        let scratch = try ScratchDirectory()
+        defer { scratch.remove() }
+        let directory = try Directory(path: scratch.path)
+        let file = try directory.openFile("new", .writeOnly, options: [.create, .exclusive, .noFollow], permissions: 0o600)
+        defer { file.close() }
+        #expect(fcntl(file.rawValue, F_GETFD) & FD_CLOEXEC != 0)
+        #expect(try file.status().st_mode & 0o7777 == 0o600)
+        #expect(throws: Errno.fileExists) {
+            try directory.openFile("new", .writeOnly, options: [.create, .exclusive]).close()
+        }
+    }
+
+    @Test func noFollowRefusesASymlinkAndReadOnlyCannotWrite() throws {
+        let scratch = try ScratchDirectory()
+        defer { scratch.remove() }
+        try scratch.create("target").close()
+        #expect(symlink(scratch.path("target"), scratch.path("link")) == 0)
+        #expect(throws: Errno.tooManyLinks) {
+            try FileDescriptor.open(scratch.path("link"), .readOnly, options: [.noFollow, .nonBlocking]).close()
+        }
+        let file = try FileDescriptor.open(scratch.path("link"), .readOnly, options: .noControllingTerminal)
+        defer { file.close() }
+        #expect(EntryKind(mode: try file.status().st_mode) == .regular)
+        #expect(file.write(all: [1]) == .badFileDescriptor)
+    }
+}
+
+@Suite("Signals.processExists")
+struct ProcessExistsTests {
+    @Test func ourselvesInitAndNoOne() {
+        #expect(Signals.processExists(CurrentProcess.id))
+        // pid 1 is someone else's unless we are root: EPERM still says it exists.
+        #expect(Signals.processExists(1))
+        // Above any pid_max the kernel allows (4194304): never a process.
+        #expect(!Signals.processExists(Int32.max))
+    }
+}
+
+@Suite("WallClock.utcComponents")
+struct UTCComponentsTests {
+    static let cases: [(microseconds: Int64, expected: CalendarTime)] = [
+        (0, CalendarTime(year: 1970, month: 1, day: 1, hour: 0, minute: 0, second: 0)),
+        (1_796_059_812_999_999, CalendarTime(year: 2026, month: 11, day: 30, hour: 17, minute: 30, second: 12)),
+        (951_782_400_000_000, CalendarTime(year: 2000, month: 2, day: 29, hour: 0, minute: 0, second: 0)),
+        (-1_000_000, CalendarTime(year: 1969, month: 12, day: 31, hour: 23, minute: 59, second: 59)),
+    ]
+
+    @Test(arguments: cases)
+    func components(microseconds: Int64, expected: CalendarTime) {
+        #expect(WallClock.utcComponents(microseconds) == expected)
+    }
+
+    @Test func theEndsOfInt64() {
+        #expect(WallClock.utcComponents(Int64.max).year == 294_247)
+        #expect(WallClock.utcComponents(Int64.min).year == -290_308)
+    }
+}

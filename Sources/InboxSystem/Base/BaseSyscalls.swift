@@ -31,3 +31,5 @@ func sys_poll(_ poller: inout pollfd, _ milliseconds: CInt) -> CInt { poll(&poll
 func sys_strerror(_ error: CInt) -> String { String(cString: strerror(error)) }
 
 func sys_clock_gettime(_ clock: clockid_t, _ time: inout timespec) -> CInt { clock_gettime(clock, &time) }
+
+func sys_gmtime_r(_ seconds: inout time_t, _ parts: inout tm) -> Bool { gmtime_r(&seconds, &parts) != nil }

@@ -1,5 +1,9 @@
 import Glibc
 
+/// What stat(2) says of a file (`st_mode`, `st_uid`, `st_nlink`...), by a name callers can spell without Glibc;
+/// `EntryKind(mode:)` reads its type.
+public typealias FileStatus = stat
+
 /// Questions and operations by path, for paths the agent, a configuration or the person at the terminal chose.
 /// An Inbox entry is never reached this way: those go through `Directory`, whose descriptor pins the directory.
 public enum FileSystem {

@@ -1,6 +1,7 @@
 import Glibc
 
-/// What an Inbox entry turned out to be when looked at without following or opening it.
+/// What a directory entry is, from its stat(2) mode: an Inbox entry looked at without following or opening it, or a
+/// file someone named.
 public enum EntryKind: String, Sendable {
     case regular = "regular file"
     case symlink = "symbolic link"
@@ -12,7 +13,8 @@ public enum EntryKind: String, Sendable {
     case hardLink = "hard link"
     case unknown = "unknown file type"
 
-    init(mode: mode_t) {
+    /// The kind `st_mode`'s file type bits name (never `.hardLink`: that is a link count, not a type).
+    public init(mode: mode_t) {
         switch mode & S_IFMT {
         case S_IFREG: self = .regular
         case S_IFLNK: self = .symlink
