@@ -72,12 +72,11 @@ enum LogCommand: InboxctlCommand {
     static func paths(of name: String, agent: AgentOptions) -> [String]? {
         if name.contains("/") { return [name] }
         guard let settings = agent.settings() else { return nil }
-        let state = settings.stateDirectory.hasSuffix("/") ? String(settings.stateDirectory.dropLast()) : settings.stateDirectory
         var directories = settings.inboxes.map { $0.hasSuffix("/") ? String($0.dropLast()) : $0 }
-        directories += [state + "/failed", state + "/unhandled"]
-        if let containers = try? Directory(path: state + "/containers"), let names = try? containers.entries() {
-            directories += names.compactMap { String(validating: $0, as: UTF8.self) }.filter { !$0.hasPrefix(".") }.sorted()
-                .map { state + "/containers/" + $0 + "/Inbox" }
+        let held = StateDirectories.paths(of: settings.stateDirectory)
+        directories += [held.failed, held.unhandled]
+        if let state = try? StateDirectories(existing: settings.stateDirectory) {
+            directories += state.containerInboxes().filter { !$0.handler.hasPrefix(".") }.map(\.inbox.path)
         }
         return directories.map { $0 + "/" + name }
     }

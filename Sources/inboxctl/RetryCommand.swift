@@ -50,7 +50,7 @@ enum RetryCommand: InboxctlCommand {
         if all {
             files = held.entries(in: held.failed)
             if files.isEmpty {
-                Inboxctl.write("inboxctl: nothing in \(held.failed?.path ?? settings.stateDirectory + "/failed")\n", to: 2)
+                Inboxctl.write("inboxctl: nothing in \(held.failed?.path ?? StateDirectories.paths(of: settings.stateDirectory).failed)\n", to: 2)
                 return 0
             }
         } else {
@@ -98,22 +98,15 @@ enum RetryCommand: InboxctlCommand {
         var sidecar: [UInt8]?
         if case .read(let bytes) = entry.directory.readSidecar(of: name, owner: file.status.st_uid) { sidecar = bytes }
         let hidden = ".inboxctl-retry-" + SendCommand.randomHex(12)
+        // On another filesystem than the state directory, the file is copied to the hidden name (synced), then the
+        // very file that was copied is removed.
         let moved: String
-        switch entry.directory.moveUnique(name, to: inbox, preferred: hidden) {
-        case .success(let name):
+        switch entry.directory.relocate(name, file: file, to: inbox, preferred: hidden) {
+        case .success(let (name, copy)):
+            copy?.close()
             moved = name
-        case .failure(.crossDevice):
-            // The state directory and the Inbox on different filesystems: copy to the hidden name (synced), then
-            // remove the very file that was copied.
-            switch entry.directory.copyIn(file, to: inbox, preferred: hidden) {
-            case .success(let (name, copy)):
-                copy.close()
-                entry.directory.remove(Array(entry.name.utf8))
-                moved = name
-            case .failure(let error): return .failure(error)
-            }
         case .failure(let error):
-            return .failure(SystemError("renameat2", path: entry.directory.child(entry.name), errno: error))
+            return .failure(error)
         }
         switch inbox.publish(Array(moved.utf8), preferred: FileNames.sanitized(name), sidecar: sidecar) {
         case .success(let placed):
@@ -122,72 +115,5 @@ enum RetryCommand: InboxctlCommand {
         case .failure(let error):
             return .failure(SystemError("renameat2", path: inbox.child(moved), errno: error))
         }
-    }
-}
-
-/// What the agent holds in `<state>/failed/` and `<state>/unhandled/`, found by name or delivery id.
-struct HeldFiles {
-    struct Entry {
-        let directory: Directory
-        let name: String
-    }
-
-    let failed: Directory?
-    let unhandled: Directory?
-
-    init?(state: String) {
-        failed = try? Directory(path: state.hasSuffix("/") ? state + "failed" : state + "/failed")
-        unhandled = try? Directory(path: state.hasSuffix("/") ? state + "unhandled" : state + "/unhandled")
-        if failed == nil && unhandled == nil {
-            Inboxctl.write("inboxctl: neither failed/ nor unhandled/ exists in \(state)\n", to: 2)
-            return nil
-        }
-    }
-
-    /// Visible regular entries, sorted (names that are not UTF-8 are skipped: they cannot be typed anyway).
-    func entries(in directory: Directory?) -> [Entry] {
-        guard let directory, let names = try? directory.entries() else { return [] }
-        return names.filter { !FileNames.isHidden($0) }.compactMap { String(validating: $0, as: UTF8.self) }.sorted()
-            .map { Entry(directory: directory, name: $0) }
-    }
-
-    /// The files `id` names; nil (with the message printed, listing what is there) when none.
-    func find(_ id: String) -> [Entry]? {
-        var places = [failed, unhandled].compactMap { $0 }
-        var name = id
-        for (prefix, directory) in [("failed/", failed), ("unhandled/", unhandled)] where id.hasPrefix(prefix) {
-            places = [directory].compactMap { $0 }
-            name = String(id.dropFirst(prefix.count))
-        }
-        if !name.isEmpty, !name.contains("/"), !name.hasPrefix(".") {
-            let byName = places.filter { (try? $0.status(of: Array(name.utf8))) != nil }
-            if byName.count == 1 { return [Entry(directory: byName[0], name: name)] }
-            if byName.count > 1 {
-                Inboxctl.write("inboxctl: '\(name)' is in both failed/ and unhandled/; say failed/\(name) or unhandled/\(name)\n",
-                               to: 2)
-                return nil
-            }
-        }
-        if AgentAttribute.validDeliveryID(id.lowercased()) != nil {
-            let wanted = id.lowercased()
-            let matches = places.flatMap { entries(in: $0) }.filter { entry in
-                guard case .opened(let file) = entry.directory.openRegular(Array(entry.name.utf8)) else { return false }
-                defer { file.descriptor.close() }
-                return AgentAttribute.delivery(ExtendedAttributes(file.descriptor))?.id == wanted
-            }
-            if !matches.isEmpty { return matches }
-        }
-        var message = "inboxctl: no file or delivery '\(id)' in failed/ or unhandled/"
-        let present = places.flatMap { directory in
-            entries(in: directory).map { (directory === failed ? "failed/" : "unhandled/") + $0.name }
-        }
-        if present.isEmpty {
-            message += "; both are empty\n"
-        } else {
-            message += "; there are:\n" + present.prefix(10).map { "  \($0)\n" }.joined()
-            if present.count > 10 { message += "  ... and \(present.count - 10) more\n" }
-        }
-        Inboxctl.write(message, to: 2)
-        return nil
     }
 }

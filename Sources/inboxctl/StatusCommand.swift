@@ -29,7 +29,7 @@ enum StatusCommand: InboxctlCommand {
 
     static func run(_ parsed: ParsedOptions) -> CInt {
         guard let settings = parsed.agent.settings() else { return 1 }
-        let path = settings.runtimeDirectory + "/status.json"
+        let path = settings.runtimeDirectory + "/" + AgentStatus.fileName
         let bytes: [UInt8]
         switch readBounded(path, limit: 4 << 20) {
         case .success(let read): bytes = read
@@ -37,15 +37,15 @@ enum StatusCommand: InboxctlCommand {
             Inboxctl.write("inboxd is not running (no status file: \(path): \(error))\n", to: 2)
             return 1
         }
-        let status: JSONValue
-        switch JSONValue.parse(bytes) {
+        let status: AgentStatus
+        switch AgentStatus.parse(bytes) {
         case .success(let value): status = value
         case .failure(let error):
             Inboxctl.write("inboxctl: \(path) is not valid JSON: \(error)\n", to: 2)
             return 1
         }
-        let pid = status["pid"]?.int ?? 0
-        guard pid > 0, Signals.processExists(Int32(pid)) else {
+        let pid = status.pid
+        guard pid > 0, Signals.processExists(pid) else {
             Inboxctl.write("inboxd (pid \(pid)) is not running; \(path) is left from it\n", to: 2)
             return 1
         }
@@ -58,37 +58,32 @@ enum StatusCommand: InboxctlCommand {
     }
 
     /// The status as a person reads it.
-    static func render(_ status: JSONValue, now: Int64) -> String {
-        let written = Int64(status["writtenAtUSec"]?.number ?? Double(now))
+    static func render(_ status: AgentStatus, now: Int64) -> String {
+        let written = status.writtenAtUSec == 0 ? now : status.writtenAtUSec
         let sinceWritten = max(0, now - written)
         var lines: [String] = []
-        lines.append("inboxd (pid \(status["pid"]?.int ?? 0)) \(status["phase"]?.string ?? "?")")
-        let inboxes = status["inboxes"]?.array?.compactMap(\.string) ?? []
-        lines.append(field("Inboxes", inboxes.isEmpty ? "none" : inboxes.joined(separator: " ")))
-        lines.append(field("State", status["stateDirectory"]?.string ?? "?"))
-        let abi = status["landlockABI"]?.int ?? 0
-        lines.append(field("Sandbox", abi > 0 ? "Landlock ABI \(abi)"
-                                              : "no Landlock (permissions and the after-exit check only)"))
-        if status["contentSniffing"]?.bool == false {
+        lines.append("inboxd (pid \(status.pid)) \(status.phase)")
+        lines.append(field("Inboxes", status.inboxes.isEmpty ? "none" : status.inboxes.joined(separator: " ")))
+        lines.append(field("State", status.stateDirectory))
+        lines.append(field("Sandbox", status.landlockABI > 0 ? "Landlock ABI \(status.landlockABI)"
+                                                             : "no Landlock (permissions and the after-exit check only)"))
+        if !status.contentSniffing {
             lines.append(field("Sniffing", "off (ContentSniffing=no)"))
-        } else if let sniffer = status["sniffer"], sniffer != .null {
-            lines.append(field("Sniffing", "libmagic \(sniffer["libmagic"]?.string ?? "?") (pid \(sniffer["pid"]?.int ?? 0))"))
+        } else if let sniffer = status.sniffer {
+            lines.append(field("Sniffing", "libmagic \(sniffer.libmagic) (pid \(sniffer.pid))"))
         }
-        let loadedAt = Int64(status["registrationsLoadedAtUSec"]?.number ?? 0)
-        lines.append(field("Registrations", "\(status["registrations"]?.int ?? 0), loaded \(timestamp(loadedAt)) "
+        let loadedAt = status.registrationsLoadedAtUSec
+        lines.append(field("Registrations", "\(status.registrations), loaded \(timestamp(loadedAt)) "
                            + "(\(duration(now - loadedAt)) ago)"))
-        let inFlight = status["inFlight"]?.array ?? []
-        lines.append(field("Queue", "\(status["queued"]?.int ?? 0) waiting, \(inFlight.count) running"))
-        if !inFlight.isEmpty {
-            let rows = inFlight.map { run -> [String] in
-                let age = Int64(run["ageUSec"]?.number ?? 0) + sinceWritten
-                return [run["handler"]?.string ?? "?", run["file"]?.string ?? "?", duration(age),
-                        String(run["attempt"]?.int ?? 0), String(run["pid"]?.int ?? 0)]
+        lines.append(field("Queue", "\(status.queued) waiting, \(status.inFlight.count) running"))
+        if !status.inFlight.isEmpty {
+            let rows = status.inFlight.map { run -> [String] in
+                [run.handler, run.file, duration(run.ageUSec + sinceWritten), String(run.attempt), String(run.pid)]
             }
             lines += table(header: ["HANDLER", "FILE", "RUNNING", "ATTEMPT", "PID"], rows: rows).map { "  " + $0 }
         }
-        lines.append(field("failed/", String(status["failed"]?.int ?? 0)))
-        lines.append(field("unhandled/", String(status["unhandled"]?.int ?? 0)))
+        lines.append(field("failed/", String(status.failed)))
+        lines.append(field("unhandled/", String(status.unhandled)))
         lines.append(field("As of", "\(timestamp(written)) (\(duration(sinceWritten)) ago)"))
         return lines.joined(separator: "\n") + "\n"
     }

@@ -2,6 +2,9 @@
 /// back: one schema, encoded and decoded here. Times are wall-clock microseconds since the epoch; ages are as of
 /// `writtenAtUSec`.
 public struct AgentStatus: Sendable, Hashable {
+    /// The file's name in the runtime directory.
+    public static let fileName = "status.json"
+
     /// One handler running for one delivery.
     public struct InFlight: Sendable, Hashable {
         public var handler: String

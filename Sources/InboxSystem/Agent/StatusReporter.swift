@@ -12,8 +12,6 @@ final class StatusReporter {
     /// "Watching 1 inbox; 3 queued, 2 running"
     var line: () -> String = { "" }
 
-    static let fileName = "status.json"
-
     init(loop: EventLoop, notifier: ServiceNotifier, runtimeDirectory: String) {
         self.loop = loop
         self.notifier = notifier
@@ -37,11 +35,11 @@ final class StatusReporter {
         let wallClock = WallClock.now
         var status = snapshot(EventLoop.now(), wallClock)
         status.writtenAtUSec = wallClock
-        try? runtime.writeFile(Self.fileName, bytes: Array(status.json().utf8), mode: 0o644)
+        try? runtime.writeFile(AgentStatus.fileName, bytes: Array(status.json().utf8), mode: 0o644)
     }
 
     /// A status file left behind would describe an agent that is gone.
     func removeFile() {
-        if let runtime = try? Directory(path: runtimeDirectory) { runtime.remove(Array(Self.fileName.utf8)) }
+        if let runtime = try? Directory(path: runtimeDirectory) { runtime.remove(Array(AgentStatus.fileName.utf8)) }
     }
 }

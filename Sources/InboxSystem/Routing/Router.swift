@@ -87,8 +87,7 @@ final class Router {
             return
         }
         handOver(arrival.file.descriptor, to: handler)
-        switch StateDirectories.relocate(arrival.name, file: arrival.file, from: arrival.directory, to: container.inbox,
-                                         preferred: arrival.cleanName) {
+        switch arrival.directory.relocate(arrival.name, file: arrival.file, to: container.inbox, preferred: arrival.cleanName) {
         case .success(let (newName, copy)):
             if arrival.hasSidecar { arrival.directory.moveSidecar(of: arrival.name, to: container.inbox, as: newName) }
             if let copy { handOver(copy, to: handler) }
@@ -127,8 +126,7 @@ final class Router {
     /// unhandled/ until a registration for it appears.
     private func park(_ arrival: Arrival, type: ResolvedType, requested: String?) {
         guard let unhandled = state.unhandled, arrival.directory !== unhandled else { return }
-        switch StateDirectories.relocate(arrival.name, file: arrival.file, from: arrival.directory, to: unhandled,
-                                         preferred: arrival.cleanName) {
+        switch arrival.directory.relocate(arrival.name, file: arrival.file, to: unhandled, preferred: arrival.cleanName) {
         case .success(let (newName, copy)):
             copy?.close()
             if arrival.hasSidecar { arrival.directory.moveSidecar(of: arrival.name, to: unhandled, as: newName) }
