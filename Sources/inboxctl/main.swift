@@ -1,8 +1,8 @@
 import InboxCore
 import InboxSystem
 
-// inboxctl: the user's side of inboxd. This first version verifies registrations and
-// configuration files; sending, inspecting and status follow.
+// inboxctl: the user's side of inboxd: send and open files, inspect types and handlers, preview, retry and
+// discard what the agent holds, read its status and its log. Inboxctl.commands lists the subcommands.
 
 let arguments = Array(CommandLine.arguments.dropFirst())
 CurrentProcess.exit(Inboxctl.run(arguments))
