@@ -1,5 +1,5 @@
-// Binary property lists written by a real tool, Python's plistlib (Python 3.11), for PropertyListTests and
-// InfoPlistTests. Each comment gives the exact command that printed the bytes (one line, wrapped here at
+// Binary property lists written by a real tool, Python's plistlib (Python 3.11), for the property-list and
+// Info.plist tests. Each comment gives the exact command that printed the bytes (one line, wrapped here at
 // spaces); sort_keys is plistlib's default, so dict keys are in sorted order. Malformed inputs no tool
 // would write are made by hand in the tests.
 

@@ -1,0 +1,114 @@
+import Foundation
+import Testing
+
+/// The help of `inboxctl types`, `info` and `handlers`, and usage errors across inboxctl's subcommands.
+@Suite struct InboxctlUsageTests {
+    static let agentOptionsHelp = """
+          --config FILE           The agent's configuration (default /etc/inboxd/inboxd.conf when present)
+          --inbox DIR             A drop Inbox (repeatable; as the agent's --inbox)
+          --handlers DIR          Registrations from DIR (repeatable; replaces the search path)
+          --state DIR             The agent's state directory
+          --runtime-dir DIR       The agent's runtime directory (its status file)
+          --defaults FILE         Handler preferences (default /etc/inboxd/defaults.conf)
+          -h, --help              Show help information
+
+        """
+
+    static let helpTexts: [String: String] = [
+        "types": """
+            OVERVIEW: Show the types the agent knows and how they conform.
+
+            With no UTI, every declared type (built in, or exported or imported by a registration) with its
+            description. With a UTI (or a MIME type, or a dyn.mime. identifier), its description, conformance
+            chain, extensions, MIME types and where it is declared.
+
+            USAGE: inboxctl types [UTI] [--tree] [--json]
+
+            ARGUMENTS:
+              <UTI>                   A type identifier, a MIME type or a dyn.mime. identifier
+
+            OPTIONS:
+              --tree                  Show the conformance tree under public.item and public.content (or under UTI)
+              --json                  Print one JSON document
+
+            """ + agentOptionsHelp,
+        "info": """
+            OVERVIEW: Show a file's type, how it was decided, and the handlers that would open it.
+
+            For each FILE: its name and file:// URL, its type and conformance chain, its MIME type, what
+            decided the type (attribute, extension, content or fallback, as INBOX_TYPE_SOURCE in the
+            journal), what its content was sniffed as and any mismatch, the icons of the document type that
+            matched, and the candidate handlers, best first, the chosen one marked with the reason. The exit
+            status is 1 when a file could not be read; the others are still shown.
+
+            USAGE: inboxctl info FILE... [--json]
+
+            ARGUMENTS:
+              <FILE>                  A file to inspect (it is opened read-only and never moved)
+
+            OPTIONS:
+              --json                  Print one JSON document (an array, one object per file)
+
+            """ + agentOptionsHelp,
+        "handlers": """
+            OVERVIEW: List the registered handlers, or the handlers that would open a file or a type.
+
+            With no argument, every registration file in the search path with its state: active, masked (a
+            symlink to /dev/null) or broken (with its first error as file:line), and its document types.
+            With FILE or --type UTI, the candidate handlers, best first: their rank, the type they matched,
+            its distance from the file's type and whether defaults.conf prefers them; the chosen one is
+            marked with '*' and the reason.
+
+            USAGE: inboxctl handlers [FILE | --type UTI] [--json]
+
+            ARGUMENTS:
+              <FILE>                  A file whose handlers to list (opened read-only, never moved)
+
+            OPTIONS:
+              --type UTI              The handlers of a type (a UTI, a MIME type or a dyn.mime. identifier)
+              --json                  Print one JSON document
+
+            """ + agentOptionsHelp,
+    ]
+
+    @Test(arguments: ["types", "info", "handlers"])
+    func helpIsTheSameEveryWay(_ subcommand: String) throws {
+        let expected = try #require(Self.helpTexts[subcommand])
+        for arguments in [["help", subcommand], [subcommand, "--help"], [subcommand, "-h"]] {
+            let result = try inboxctl(arguments)
+            #expect(result.status == 0, "\(arguments)")
+            #expect(result.stdout == expected, "\(arguments)")
+            #expect(result.stderr.isEmpty)
+        }
+        let overview = try inboxctl(["--help"])
+        #expect(overview.stdout.contains("\n  \(subcommand.padding(toLength: 22, withPad: " ", startingAt: 0))  "))
+    }
+
+    @Test(arguments: [
+        (["types", "--tre"], "unknown option '--tre'; did you mean '--tree'?", "inboxctl types [UTI] [--tree] [--json]", "types"),
+        (["types", "public.png", "public.jpeg"], "unexpected argument 'public.jpeg'", "inboxctl types [UTI] [--tree] [--json]", "types"),
+        (["info"], "missing expected argument '<FILE>'", "inboxctl info FILE... [--json]", "info"),
+        (["info", "x.png", "--jsn"], "unknown option '--jsn'; did you mean '--json'?", "inboxctl info FILE... [--json]", "info"),
+        (["info", "x.png", "--handlers"], "missing value for '--handlers'", "inboxctl info FILE... [--json]", "info"),
+        (["handlers", "x.png", "--type", "public.png"], "give FILE or '--type', not both",
+         "inboxctl handlers [FILE | --type UTI] [--json]", "handlers"),
+        (["handlers", "--type"], "missing value for '--type'", "inboxctl handlers [FILE | --type UTI] [--json]", "handlers"),
+        (["types", "--json=yes"], "option '--json' takes no value", "inboxctl types [UTI] [--tree] [--json]", "types"),
+        (["verify", "--handler", "x"], "unknown option '--handler'; did you mean '--handlers'?",
+         "inboxctl verify [--handlers DIR]... [PATH...]", "verify"),
+        (["verify", "--handlers"], "missing value for '--handlers'", "inboxctl verify [--handlers DIR]... [PATH...]", "verify"),
+        (["status", "stray"], "unexpected argument 'stray'", "inboxctl status [--json] [--runtime-dir DIR] [agent options]", "status"),
+        (["discard", "--stat", "/tmp"], "unknown option '--stat'; did you mean '--state'?", "inboxctl discard ID", "discard"),
+        (["retry", "a", "b"], "unexpected argument 'b'", "inboxctl retry ID|--all", "retry"),
+        (["log", "--folow"], "unknown option '--folow'; did you mean '--follow'?",
+         "inboxctl log [--handler ID] [--file NAME] [--delivery ID] [--follow] [-n N]", "log"),
+        (["log", "-n"], "missing value for '-n'",
+         "inboxctl log [--handler ID] [--file NAME] [--delivery ID] [--follow] [-n N]", "log"),
+    ])
+    func usageErrorsExitTwo(_ arguments: [String], _ message: String, _ usage: String, _ subcommand: String) throws {
+        let result = try inboxctl(arguments)
+        #expect(result.status == 2)
+        #expect(result.stdout.isEmpty)
+        #expect(result.stderr == "Error: \(message)\nUsage: \(usage)\n  See 'inboxctl help \(subcommand)'.\n")
+    }
+}
