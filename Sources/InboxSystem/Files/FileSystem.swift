@@ -14,6 +14,20 @@ public enum FileSystem {
         return st
     }
 
+    /// The entry names of the directory at `path`, without "." and ".."; empty when it cannot be read. For trusted
+    /// paths such as /proc (opendir(3) follows links); an Inbox is read through its `Directory`.
+    public static func entries(atPath path: String) -> [[UInt8]] {
+        guard let stream = sys_opendir(path) else { return [] }
+        defer { _ = sys_closedir(stream) }
+        var names: [[UInt8]] = []
+        while let entry = sys_readdir(stream) {
+            let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in Array(raw.prefix(while: { $0 != 0 })) }
+            if name == [0x2E] || name == [0x2E, 0x2E] { continue }
+            names.append(name)
+        }
+        return names
+    }
+
     /// Why `path` cannot be reached (access(2) with F_OK, following links); nil when something is there.
     public static func accessError(_ path: String) -> Errno? {
         sys_access(path, F_OK) == 0 ? nil : .current

@@ -38,6 +38,8 @@ func sys_flistxattr(_ fd: CInt, _ buffer: UnsafeMutableRawBufferPointer?) -> Int
 
 func sys_fdopendir(_ fd: CInt) -> OpaquePointer? { fdopendir(fd) }
 
+func sys_opendir(_ path: String) -> OpaquePointer? { opendir(path) }
+
 
 func sys_stat(_ path: String, _ st: inout stat) -> CInt { stat(path, &st) }
 

@@ -117,7 +117,9 @@ final class IntakeWatcher {
     private func pumpIntake() {
         guard !stopped else { return }
         var budget = batch
-        while budget > 0 && hasRoom() {
+        // `stopped` is checked per name: taking one may stop the agent (its content sniffer could not be restarted),
+        // and nothing is taken after that.
+        while budget > 0 && !stopped && hasRoom() {
             guard let (inbox, name) = pendingNames.popFirst() else {
                 guard rescanNeeded else { break }
                 rescan()

@@ -33,13 +33,18 @@ public final class Logger {
     public func log(_ priority: LogPriority, _ message: String, event: JournalEvent? = nil,
                     fields: KeyValuePairs<String, String?> = [:]) {
         guard isEnabled(priority) else { return }
-        log(priority, message, event: event, fields: fields.map { (key: $0.key, value: $0.value) })
+        write(priority, message, event: event, fields: fields)
     }
 
     /// The same with fields built up in code (a delivery's common fields and those of one event).
     public func log(_ priority: LogPriority, _ message: String, event: JournalEvent? = nil,
                     fields: [(key: String, value: String?)]) {
         guard isEnabled(priority) else { return }
+        write(priority, message, event: event, fields: fields)
+    }
+
+    private func write<Fields: Sequence>(_ priority: LogPriority, _ message: String, event: JournalEvent?, fields: Fields)
+    where Fields.Element == (key: String, value: String?) {
         var entry = JournalEntry()
         entry.append("MESSAGE", message)
         entry.append("PRIORITY", priority.digit)

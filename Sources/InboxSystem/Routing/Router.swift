@@ -10,6 +10,7 @@ final class Router {
     private let inspector: TypeInspector
     private let reader: ArrivalReader
     private let dispatcher: Dispatcher
+    private let isRoot = CurrentProcess.isRoot
     private(set) var catalog: HandlerCatalog
     /// Mismatches where the claim was kept, each reported once per catalog (see `report(_:of:)`).
     private var reportedCarrierMismatches: Set<String> = []
@@ -112,7 +113,7 @@ final class Router {
     /// Makes the Inbox copy the agent's and readable by the handler's group only (docs/design.md, Security model:
     /// the handler never owns its Inbox copy, so it cannot change its mode).
     private func handOver(_ file: FileDescriptor, to handler: String) {
-        if CurrentProcess.isRoot, let identity = catalog.identity(for: handler) {
+        if isRoot, let identity = catalog.identity(for: handler) {
             try? file.chown(uid: 0, gid: identity.gid)
             try? file.chmod(0o440)
         } else {
