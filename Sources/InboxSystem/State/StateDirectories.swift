@@ -15,6 +15,7 @@ public final class StateDirectories {
     public let failed: Directory?
     public let unhandled: Directory?
     private var containerCache: [String: Container] = [:]
+    private let isRoot = CurrentProcess.isRoot
 
     /// The agent's: creates what is missing, with the modes that keep handlers out of each other's way.
     public init(creating path: String) throws(SystemError) {
@@ -38,11 +39,12 @@ public final class StateDirectories {
         return (base + "/" + containersName, base + "/" + failedName, base + "/" + unhandledName)
     }
 
-    /// A handler's container, made on first use; `identity` owns its Documents and tmp when the agent is root.
+    /// A handler's container, made on first use; `identity` owns its Documents and tmp when the agent is root (an
+    /// ordinary user's agent keeps its containers its own).
     public func container(for handler: String, identity: Identity?) throws(SystemError) -> Container {
         if let container = containerCache[handler] { return container }
         guard let containers else { throw SystemError("openat", path: Self.paths(of: root.path).containers, errno: .noSuchFile) }
-        let container = try Container(handler: handler, in: containers, identity: identity)
+        let container = try Container(handler: handler, in: containers, identity: isRoot ? identity : nil)
         containerCache[handler] = container
         return container
     }
