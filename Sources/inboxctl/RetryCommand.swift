@@ -101,7 +101,7 @@ enum RetryCommand: InboxctlCommand {
         // On another filesystem than the state directory, the file is copied to the hidden name (synced), then the
         // very file that was copied is removed.
         let moved: String
-        switch entry.directory.relocate(name, file: file, to: inbox, preferred: hidden) {
+        switch entry.directory.transfer(name, file: file, to: inbox, preferred: hidden) {
         case .success(let (name, copy)):
             copy?.close()
             moved = name

@@ -13,6 +13,9 @@
 #define INBOX_O_PATH 010000000
 // renameat2(2): fail with EEXIST instead of replacing the target.
 #define INBOX_RENAME_NOREPLACE 1U
+// fcntl(2) leases, declared by glibc only under _GNU_SOURCE.
+#define INBOX_F_SETLEASE 1024
+#define INBOX_F_GETLEASE 1025
 
 static inline int inbox_renameat2(int olddirfd, const char *oldpath, int newdirfd, const char *newpath,
                                   unsigned int flags) {

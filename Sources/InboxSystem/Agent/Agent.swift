@@ -45,7 +45,7 @@ public final class Agent {
         dispatcher = Dispatcher(loop: loop, logger: logger, state: state, launcher: launcher, catalog: catalog,
                                 limits: .init(maxConcurrent: settings.maxConcurrent, retryPolicy: settings.retryPolicy,
                                               defaultTimeout: settings.defaultTimeout))
-        router = Router(logger: logger, state: state, inspector: TypeInspector(sniffer: sniffer), reader: reader,
+        router = Router(loop: loop, logger: logger, state: state, inspector: TypeInspector(sniffer: sniffer), reader: reader,
                         dispatcher: dispatcher, catalog: catalog)
         watcher = try IntakeWatcher(loop: loop, logger: logger, reader: reader, quarantine: quarantine)
         status = StatusReporter(loop: loop, notifier: notifier, runtimeDirectory: settings.runtimeDirectory)
@@ -81,7 +81,8 @@ public final class Agent {
 
     /// Sets everything up, announces READY=1 and runs until stopped; returns the exit status.
     public func run() throws(SystemError) -> CInt {
-        Signals.block([SIGTERM, SIGINT, SIGHUP, SIGCHLD])
+        // SIGIO: a broken read lease (ReadLease) signals its holder, and would kill it; the router asks F_GETLEASE.
+        Signals.block([SIGTERM, SIGINT, SIGHUP, SIGCHLD, SIGIO])
         for (signal, name) in [(SIGTERM, "SIGTERM"), (SIGINT, "SIGINT")] {
             signalSources.append(try loop.addSignal(signal) { [unowned self] in self.beginDraining(reason: name) })
         }

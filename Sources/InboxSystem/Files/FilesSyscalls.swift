@@ -63,5 +63,7 @@ func sys_closedir(_ stream: OpaquePointer) -> CInt { closedir(stream) }
 
 let O_PATH = CInt(INBOX_O_PATH)
 let RENAME_NOREPLACE = INBOX_RENAME_NOREPLACE
+let INBOX_SETLEASE = CInt(INBOX_F_SETLEASE)
+let INBOX_GETLEASE = CInt(INBOX_F_GETLEASE)
 
 func sys_access(_ path: String, _ mode: CInt) -> CInt { access(path, mode) }

@@ -38,4 +38,15 @@ public struct Arrival {
                             trusted: sourceUID == 0 || sourceUID == CurrentProcess.effectiveUserID)
         }
     }
+
+    /// Records a dropped file's delivery on the agent's file (the staged original, or its copy): sender-set agent
+    /// attributes are removed and the delivery id and sender uid written. Done in the agent's staging directory,
+    /// before the handler can see the file: the after-exit check compares the change time, so nothing of the agent's
+    /// may touch the file once the handler runs.
+    public func stamp(_ file: FileDescriptor) {
+        guard origin == .dropped else { return }
+        let attributes = ExtendedAttributes(file)
+        for key in attributes.names() where key.hasPrefix(AgentAttribute.prefix) { attributes.remove(key) }
+        attributes.write(AgentAttribute.delivery, "\(id) \(sourceUID)")
+    }
 }

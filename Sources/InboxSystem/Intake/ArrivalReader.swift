@@ -21,11 +21,8 @@ final class ArrivalReader {
         let (metadata, hasSidecar) = senderMetadata(attributes, file: file, name: name, in: directory, shown: shown)
         switch origin {
         case .dropped:
-            // Written before the handler can see the file: the after-exit check compares the change time, so
-            // nothing of the agent's may touch the file once the handler runs.
-            for key in attributes.names() where key.hasPrefix(AgentAttribute.prefix) { attributes.remove(key) }
+            // Recorded on the file only once it is the agent's (`Arrival.stamp`), never in its sender's Inbox.
             let id = Self.newDeliveryID()
-            attributes.write(AgentAttribute.delivery, "\(id) \(file.status.st_uid)")
             return Arrival(directory: directory, name: name, file: file, origin: origin, id: id,
                            sourceUID: file.status.st_uid, attempts: 0, metadata: metadata, hasSidecar: hasSidecar)
         case .held:

@@ -2,7 +2,9 @@ import InboxCore
 
 /// Takes each arrival from its type to where it goes: the type from the inspector, the decision from `Routing`
 /// (InboxCore), and then the move — into the chosen handler's container Inbox (queued with the dispatcher), into
-/// unhandled/, or into failed/. It also puts back what an earlier run left in the state directories.
+/// unhandled/, or into failed/. It also puts back what an earlier run left in the state directories. Every move goes
+/// by the inode that was checked, through the agent's intake/ (`Directory.relocate`); one that fails for a reason
+/// that passes, or meets a sender still writing the file, is tried again later (`MoveRetries`).
 final class Router {
     private let logger: Logger
     private let state: StateDirectories
@@ -10,12 +12,15 @@ final class Router {
     private let inspector: TypeInspector
     private let reader: ArrivalReader
     private let dispatcher: Dispatcher
+    private let retries: MoveRetries
+    /// The arrival being routed was given a new wait: its retries go on.
+    private var rescheduled = false
     private let isRoot = CurrentProcess.isRoot
     private(set) var catalog: HandlerCatalog
     /// Mismatches where the claim was kept, each reported once per catalog (see `report(_:of:)`).
     private var reportedCarrierMismatches: Set<String> = []
 
-    init(logger: Logger, state: StateDirectories, inspector: TypeInspector, reader: ArrivalReader, dispatcher: Dispatcher,
+    init(loop: EventLoop, logger: Logger, state: StateDirectories, inspector: TypeInspector, reader: ArrivalReader, dispatcher: Dispatcher,
          catalog: HandlerCatalog) {
         self.logger = logger
         self.state = state
@@ -24,6 +29,8 @@ final class Router {
         self.reader = reader
         self.dispatcher = dispatcher
         self.catalog = catalog
+        retries = MoveRetries(loop: loop)
+        retries.retake = { [unowned self] directory, name, origin in self.retake(name, from: directory, origin: origin) }
     }
 
     func use(_ catalog: HandlerCatalog) {
@@ -33,6 +40,25 @@ final class Router {
 
     /// Decides where an arrival goes and moves it there.
     func route(_ arrival: Arrival) {
+        rescheduled = false
+        defer { if !rescheduled { retries.forget(arrival.name, in: arrival.directory) } }
+        // The content typed must be the content delivered: with a read lease nobody can open the file for writing
+        // unnoticed, and while somebody has it open so, no lease is had (fcntl(2), Leases).
+        var leased = false
+        if arrival.origin == .dropped {
+            switch arrival.file.descriptor.takeReadLease() {
+            case .held:
+                leased = true
+            case .busy:
+                if wait(arrival, backoff: .writer) == nil {
+                    quarantine.reject(arrival, reason: "its sender (uid \(arrival.sourceUID)) kept it open for writing, "
+                                      + "so its content could still change")
+                }
+                return
+            case .unavailable:
+                break  // not the owner and no CAP_LEASE: as stable as its sender leaves it (README, Security model)
+            }
+        }
         guard let type = resolveType(of: arrival) else { return }
         if arrival.origin == .dropped && logger.isEnabled(.debug) {
             logger.log(.debug, "Arrived \(arrival.shown)", event: .arrived, fields: [
@@ -54,7 +80,7 @@ final class Router {
                            fields: ["INBOX_CONTENT_TYPE": type.identifier, "INBOX_HANDLER": handler,
                                     "INBOX_CANDIDATES": tied.joined(separator: " ")])
             }
-            place(arrival, with: handler, chosenBy: chosenBy, type: type)
+            place(arrival, with: handler, chosenBy: chosenBy, type: type, leased: leased)
         case .park(let requested):
             park(arrival, type: type, requested: requested)
         case .reject(let reason):
@@ -78,28 +104,98 @@ final class Router {
     }
 
     /// Moves the file into the handler's container Inbox and queues its delivery.
-    private func place(_ arrival: Arrival, with handler: String, chosenBy: Delivery.ChosenBy, type: ResolvedType) {
+    private func place(_ arrival: Arrival, with handler: String, chosenBy: Delivery.ChosenBy, type: ResolvedType,
+                       leased: Bool) {
         let container: Container
         do throws(SystemError) {
             container = try state.container(for: handler, identity: catalog.identity(for: handler))
         } catch {
-            logger.log(.error, "Cannot prepare the container of \(handler): \(error); \(arrival.shown) stays where it is",
-                       fields: ["INBOX_FILE": arrival.shown, "INBOX_HANDLER": handler])
+            cannotMove(arrival, error, into: "the container of \(handler)", fields: ["INBOX_HANDLER": handler])
             return
         }
-        handOver(arrival.file.descriptor, to: handler)
-        switch arrival.directory.relocate(arrival.name, file: arrival.file, to: container.inbox, preferred: arrival.cleanName) {
-        case .success(let (newName, copy)):
+        guard let staging = state.intake else { return }
+        switch arrival.directory.relocate(arrival.name, file: arrival.file, to: container.inbox, preferred: arrival.cleanName,
+                                          via: staging, rejectsTo: state.failed,
+                                          prepare: { arrival.stamp($0); handOver($0, to: handler) }) {
+        case .moved(let newName, let copy):
+            // A writer that came after the lease is the sender's (only it could name the file): not delivered.
+            if leased && copy == nil && !arrival.file.descriptor.readLeaseIntact {
+                quarantine.withdraw(newName, from: container.inbox, of: arrival, reason: "its sender (uid "
+                                    + "\(arrival.sourceUID)) opened it for writing while it was being delivered")
+                return
+            }
             if arrival.hasSidecar { arrival.directory.moveSidecar(of: arrival.name, to: container.inbox, as: newName) }
-            if let copy { handOver(copy, to: handler) }
             // What the handler is given, after the agent's last change to it (rename updates the change time).
             let identity = FileIdentity(copy ?? arrival.file.descriptor)
             copy?.close()
             dispatcher.enqueue(delivery(of: arrival, to: handler, in: container, as: newName, chosenBy: chosenBy, type: type),
                                placed: identity)
-        case .failure(let error):
-            logger.log(.error, "Cannot move \(arrival.shown) into \(container.inbox.path): \(error); it stays where it is",
-                       fields: ["INBOX_FILE": arrival.shown, "INBOX_HANDLER": handler, "INBOX_DELIVERY_ID": arrival.id])
+        case .swapped(let found, let keptAs):
+            quarantine.swapped(arrival, found: found, keptAs: keptAs)
+        case .failed(let error):
+            cannotMove(arrival, error, into: container.inbox.path, fields: ["INBOX_HANDLER": handler])
+        case .staged(let name, let error):
+            cannotMoveOn(arrival, staged: name, error, into: container.inbox.path)
+        }
+    }
+
+    /// The move failed and the file is untouched where it was: a reason that passes (a full disk...) is waited out
+    /// with back-off, logged once per file and outage; anything else is logged and the file stays.
+    private func cannotMove(_ arrival: Arrival, _ error: SystemError, into target: String,
+                            fields extra: KeyValuePairs<String, String?> = [:]) {
+        let fields: JournalFields = [("INBOX_FILE", arrival.shown), ("INBOX_DELIVERY_ID", arrival.id),
+                                     ("INBOX_ERRNO", String(error.errno.rawValue))] + extra.map { ($0.key, $0.value) }
+        if error.errno.isTransient {
+            if wait(arrival, backoff: .transient) == 1 {
+                logger.log(.warning, "Cannot move \(arrival.shown) into \(target): \(error); it stays where it is and is "
+                           + "tried again", fields: fields)
+            }
+        } else {
+            logger.log(.error, "Cannot move \(arrival.shown) into \(target): \(error); it stays where it is",
+                       fields: fields)
+        }
+    }
+
+    /// The file is the agent's, in intake/, but could not go on: tried again from there (or at the next start).
+    private func cannotMoveOn(_ arrival: Arrival, staged name: String, _ error: SystemError, into target: String) {
+        guard let staging = state.intake else { return }
+        let fields: JournalFields = [("INBOX_FILE", staging.child(name)), ("INBOX_DELIVERY_ID", arrival.id),
+                                     ("INBOX_ERRNO", String(error.errno.rawValue))]
+        if error.errno.isTransient {
+            if retries.schedule(Array(name.utf8), in: staging, origin: .held, backoff: .transient) == 1 {
+                logger.log(.warning, "Cannot move \(arrival.shown) on into \(target): \(error); kept in "
+                           + "\(staging.child(name)) and tried again", fields: fields)
+            }
+        } else {
+            logger.log(.error, "Cannot move \(arrival.shown) on into \(target): \(error); kept in \(staging.child(name)) "
+                       + "until the next start", fields: fields)
+        }
+    }
+
+    /// Tries the arrival again after the next wait of `backoff`; its retry number, nil when there are no more.
+    private func wait(_ arrival: Arrival, backoff: Backoff) -> Int? {
+        let retry = retries.schedule(arrival.name, in: arrival.directory, origin: arrival.origin, backoff: backoff)
+        rescheduled = retry != nil
+        return retry
+    }
+
+    /// A retry is due: the name is opened and checked again, as on arrival.
+    private func retake(_ name: [UInt8], from directory: Directory, origin: Arrival.Origin) {
+        switch directory.openRegular(name) {
+        case .opened(let file):
+            defer { file.descriptor.close() }
+            route(reader.arrival(of: file, named: name, in: directory, origin: origin))
+        case .refused(let kind):
+            retries.forget(name, in: directory)
+            quarantine.moveAside(name, from: directory, kind: kind)
+        case .gone:
+            retries.forget(name, in: directory)
+        case .failed(let error):
+            if !error.errno.isTransient || retries.schedule(name, in: directory, origin: origin, backoff: .transient) == nil {
+                retries.forget(name, in: directory)
+                logger.log(.warning, "Cannot take \(displayName(name)) again: \(error)",
+                           fields: ["INBOX_FILE": directory.child(displayName(name))])
+            }
         }
     }
 
@@ -126,9 +222,10 @@ final class Router {
     /// No handler for the type, or the one its sender chose (`requested`) is not registered: kept intact in
     /// unhandled/ until a registration for it appears.
     private func park(_ arrival: Arrival, type: ResolvedType, requested: String?) {
-        guard let unhandled = state.unhandled, arrival.directory !== unhandled else { return }
-        switch arrival.directory.relocate(arrival.name, file: arrival.file, to: unhandled, preferred: arrival.cleanName) {
-        case .success(let (newName, copy)):
+        guard let unhandled = state.unhandled, let staging = state.intake, arrival.directory !== unhandled else { return }
+        switch arrival.directory.relocate(arrival.name, file: arrival.file, to: unhandled, preferred: arrival.cleanName,
+                                          via: staging, rejectsTo: state.failed, prepare: { arrival.stamp($0) }) {
+        case .moved(let newName, let copy):
             copy?.close()
             if arrival.hasSidecar { arrival.directory.moveSidecar(of: arrival.name, to: unhandled, as: newName) }
             let what = requested.map { "No handler \($0) (its sender's choice) for \(type.identifier)" }
@@ -138,9 +235,12 @@ final class Router {
                 "INBOX_CONTENT_TYPE": type.identifier, "INBOX_TYPE_SOURCE": type.source.rawValue,
                 "INBOX_SOURCE_APP": arrival.metadata.sourceApp, "INBOX_SOURCE_UID": String(arrival.sourceUID),
                 "INBOX_REQUESTED_HANDLER": requested])
-        case .failure(let error):
-            logger.log(.error, "No handler for \(type.identifier) and cannot move \(arrival.shown) to unhandled/: \(error)",
-                       fields: ["INBOX_FILE": arrival.shown, "INBOX_DELIVERY_ID": arrival.id])
+        case .swapped(let found, let keptAs):
+            quarantine.swapped(arrival, found: found, keptAs: keptAs)
+        case .failed(let error):
+            cannotMove(arrival, error, into: unhandled.path)
+        case .staged(let name, let error):
+            cannotMoveOn(arrival, staged: name, error, into: unhandled.path)
         }
     }
 
@@ -194,6 +294,10 @@ final class Router {
     /// Files left in container Inboxes by an earlier run are queued again (the directories are the queue); those of
     /// handlers no longer registered are routed anew.
     func recoverContainers() {
+        // What was in intake/ when an earlier run stopped is the agent's already; it goes on from there.
+        if let staging = state.intake, let names = try? staging.entries() {
+            for name in names where !FileNames.isHidden(name) { take(name, from: staging) }
+        }
         for (handler, inbox) in state.containerInboxes() {
             guard let files = try? inbox.entries() else { continue }
             inbox.removeOrphanSidecars(among: files)

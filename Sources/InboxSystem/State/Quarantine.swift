@@ -24,23 +24,57 @@ struct Quarantine {
         }
     }
 
-    /// A file the agent will not deliver (it crashed the sniffer, or its sender chose a handler it may not have).
+    /// A file the agent will not deliver (it crashed the sniffer, or its sender chose a handler it may not have, or
+    /// kept it open for writing). Like every move, by the inode that was checked (`Directory.relocate`): the failure
+    /// attribute is written only once the file is the agent's.
     func reject(_ arrival: Arrival, reason: String, contentType: String? = nil, requested: String? = nil) {
-        ExtendedAttributes(arrival.file.descriptor).write(AgentAttribute.failure, reason)
         let fields: JournalFields = [
             ("INBOX_FILE", arrival.shown), ("INBOX_DELIVERY_ID", arrival.id), ("INBOX_REASON", reason),
             ("INBOX_CONTENT_TYPE", contentType), ("INBOX_REQUESTED_HANDLER", requested),
             ("INBOX_SOURCE_UID", String(arrival.sourceUID))]
-        guard let failed = state.failed else { return }
-        switch arrival.directory.moveUnique(arrival.name, to: failed, preferred: arrival.cleanName) {
-        case .success(let newName):
-            arrival.directory.moveSidecar(of: arrival.name, to: failed, as: newName)
+        guard let failed = state.failed, let staging = state.intake else { return }
+        let result = arrival.directory.relocate(arrival.name, file: arrival.file, to: failed, preferred: arrival.cleanName,
+                                                via: staging, rejectsTo: failed) { file in
+            arrival.stamp(file)
+            ExtendedAttributes(file).write(AgentAttribute.failure, reason)
+        }
+        switch result {
+        case .moved(let newName, let copy):
+            copy?.close()
+            if arrival.hasSidecar { arrival.directory.moveSidecar(of: arrival.name, to: failed, as: newName) }
             logger.log(.warning, "Refused \(arrival.shown): \(reason); kept in failed/", event: .rejected,
                        fields: fields + [("INBOX_MOVED_TO", failed.child(newName))])
-        case .failure(let error):
+        case .swapped(let found, let keptAs):
+            swapped(arrival, found: found, keptAs: keptAs)
+        case .failed(let error), .staged(_, let error):
             logger.log(.warning, "Refused \(arrival.shown): \(reason); cannot move it to failed/: \(error)",
                        event: .rejected, fields: fields)
         }
+    }
+
+    /// The arrival's name led elsewhere by the time it was moved: its sender swapped it after the check. Nothing was
+    /// delivered; what the name led to is kept in failed/ (`keptAs`). The sender's doing, never a handler's.
+    func swapped(_ arrival: Arrival, found: EntryKind?, keptAs: String?) {
+        let what = found.map { "a \($0.rawValue)" } ?? "nothing"
+        let reason = "its name was swapped for \(what) after it was checked, by its sender (uid \(arrival.sourceUID))"
+        logger.log(.warning, "Refused \(arrival.shown): \(reason); nothing delivered", event: .rejected, fields: [
+            "INBOX_FILE": arrival.shown, "INBOX_DELIVERY_ID": arrival.id, "INBOX_REASON": reason,
+            "INBOX_FILE_KIND": found?.rawValue, "INBOX_MOVED_TO": keptAs, "INBOX_SOURCE_UID": String(arrival.sourceUID)])
+    }
+
+    /// A file already placed as `name` in `directory` that must not be delivered after all (its sender opened it for
+    /// writing while it was being moved): to failed/ with the reason, as a `rejected` entry.
+    func withdraw(_ name: String, from directory: Directory, of arrival: Arrival, reason: String) {
+        ExtendedAttributes(arrival.file.descriptor).write(AgentAttribute.failure, reason)
+        var movedTo: String?
+        if let failed = state.failed, case .success(let newName) = directory.moveUnique(Array(name.utf8), to: failed,
+                                                                                         preferred: name) {
+            if arrival.hasSidecar { arrival.directory.moveSidecar(of: arrival.name, to: failed, as: newName) }
+            movedTo = failed.child(newName)
+        }
+        logger.log(.warning, "Refused \(arrival.shown): \(reason)", event: .rejected, fields: [
+            "INBOX_FILE": arrival.shown, "INBOX_DELIVERY_ID": arrival.id, "INBOX_REASON": reason,
+            "INBOX_MOVED_TO": movedTo, "INBOX_SOURCE_UID": String(arrival.sourceUID)])
     }
 
     /// Gives up on a delivery: the file goes to failed/ with the reason; one `failed` entry.

@@ -2,18 +2,22 @@ import InboxCore
 
 /// The agent's state directory, where the files themselves are the queue (docs/design.md, Directories):
 /// `containers/<handler>/{Inbox,Documents,tmp}` hold what is being delivered, `failed/` what was given up on or
-/// refused, `unhandled/` what waits for a handler. The agent creates them; `inboxctl retry` and `discard` open what
+/// refused, `unhandled/` what waits for a handler, and `intake/` (0700) is where every file passes on its way into
+/// them, so that the inode that was checked is the one delivered (`Directory.relocate`). The agent creates them; `inboxctl retry` and `discard` open what
 /// exists.
 public final class StateDirectories {
     public static let containersName = "containers"
     public static let failedName = "failed"
     public static let unhandledName = "unhandled"
+    public static let intakeName = "intake"
 
     public let root: Directory
     /// nil only when opened by inboxctl and the agent never made it.
     public let containers: Directory?
     public let failed: Directory?
     public let unhandled: Directory?
+    /// Only the agent can write here: a file renamed in is out of its sender's reach.
+    public let intake: Directory?
     private var containerCache: [String: Container] = [:]
     private let isRoot = CurrentProcess.isRoot
 
@@ -23,6 +27,10 @@ public final class StateDirectories {
         containers = try root.subdirectory(Self.containersName, mode: 0o711)
         failed = try root.subdirectory(Self.failedName, mode: 0o700)
         unhandled = try root.subdirectory(Self.unhandledName, mode: 0o700)
+        let intake = try root.subdirectory(Self.intakeName, mode: 0o700)
+        // Exactly 0700 whatever the umask or an earlier run left: the staging check relies on no one else writing.
+        try? intake.descriptor.chmod(0o700)
+        self.intake = intake
     }
 
     /// inboxctl's: opens what exists, creating nothing.
@@ -31,6 +39,7 @@ public final class StateDirectories {
         containers = try? root.subdirectory(Self.containersName, create: false)
         failed = try? root.subdirectory(Self.failedName, create: false)
         unhandled = try? root.subdirectory(Self.unhandledName, create: false)
+        intake = try? root.subdirectory(Self.intakeName, create: false)
     }
 
     /// The paths of the three directories for a state directory path, as the agent names them in the journal.
