@@ -185,6 +185,8 @@ final class Router {
         case .opened(let file):
             defer { file.descriptor.close() }
             route(reader.arrival(of: file, named: name, in: directory, origin: origin))
+            // No intake batch ends after a timer: what was queued is launched here.
+            dispatcher.launchReady()
         case .refused(let kind):
             retries.forget(name, in: directory)
             quarantine.moveAside(name, from: directory, kind: kind)
