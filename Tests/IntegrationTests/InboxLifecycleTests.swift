@@ -125,6 +125,35 @@ struct InboxLifecycleTests {
         #expect(world.contents(of: moved) == ["old.txt"])
     }
 
+    /// A filesystem mounted over the Inbox, and then unmounted, changes which directory is there; no inotify event
+    /// says so (the watch stays on the directory underneath, and one held open is never sent IN_UNMOUNT), the mount
+    /// table does.
+    @Test(.enabled(if: geteuid() == 0, "mounting needs root"))
+    func anInboxMountedOverOrUnmountedIsWatchedWhereItIsNow() throws {
+        let world = try AgentHarness()
+        try world.register("test.text.\(world.tag)", contentTypes: "public.plain-text")
+        try world.start()
+        let mounted = try run("/usr/bin/mount", ["-t", "tmpfs", "-o", "size=1m,mode=0755", "inboxd-it", world.inbox.path])
+        guard mounted.status == 0 else {
+            print("InboxLifecycleTests: cannot mount a tmpfs here (\(mounted.stderr)); the mount case is not tested")
+            return
+        }
+        var unmounted = false
+        defer { if !unmounted { _ = try? run("/usr/bin/umount", ["-l", world.inbox.path]) } }
+        let covered = try inboxEntries(world, ["PRIORITY=4", "INBOX_REASON=covered or uncovered by a mount"])
+        #expect((covered.first?["MESSAGE"] as? String)?.hasSuffix("watching the directory now there") == true)
+        try world.drop("on-tmpfs.txt", contents: Array("x".utf8))
+        _ = try world.waitForEvents("finished")
+
+        // The agent holds the tmpfs open (a plain umount is EBUSY): detached lazily, it is let go of once noticed.
+        #expect(try run("/usr/bin/umount", ["-l", world.inbox.path]).status == 0)
+        unmounted = true
+        _ = try inboxEntries(world, ["PRIORITY=4", "INBOX_REASON=covered or uncovered by a mount"], count: 2)
+        try world.drop("underneath.txt", contents: Array("y".utf8))
+        _ = try world.waitForEvents("finished", count: 2)
+        #expect(world.contents(of: world.inbox).isEmpty)
+    }
+
     /// A missing Inbox at start-up is made and said so; as root with the drop mode of units/inboxd-tmpfiles.conf.
     @Test func aMissingInboxAtStartIsCreatedWithTheDropMode() throws {
         let world = try AgentHarness()

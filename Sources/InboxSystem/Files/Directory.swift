@@ -33,6 +33,14 @@ public final class Directory {
         throw SystemError("stat", path: path, errno: .current)
     }
 
+    /// stat(2) of a path, following links; nil when nothing is there.
+    public static func status(atPath path: String) throws(SystemError) -> stat? {
+        var st = stat()
+        if sys_stat(path, &st) == 0 { return st }
+        if errno == ENOENT || errno == ENOTDIR { return nil }
+        throw SystemError("stat", path: path, errno: .current)
+    }
+
     /// Syncs the directory's entries (fsync(2)). A directory opened `searchOnly` cannot be synced through its own
     /// descriptor (EBADF); it is reopened for reading, which works only for whoever may list it. False when it could not be.
     @discardableResult

@@ -99,14 +99,21 @@ final class InboxWatches {
         }
         if let waiting = byParentWatch[event.watch] {
             if event.mask.contains(.ignored) {
-                // The parent itself went; the timer looks for it.
+                // The parent went (the timer looks for it), or its watch was shared with handlers.d and renewed
+                // there: watched again where it still is.
                 byParentWatch[event.watch] = nil
-                for inbox in waiting { inbox.parentWatch = nil }
+                for inbox in waiting {
+                    inbox.parentWatch = nil
+                    watchParent(inbox)
+                }
                 return .nothing
             }
             var outcome = Outcome.nothing
             for inbox in waiting where event.name == inbox.name {
                 if inbox.directory != nil {
+                    // The event may be older than the directory watched now (`rm -rf Inbox; mkdir Inbox`, both seen
+                    // by the time the first event is read).
+                    if isAtItsPath(inbox) { continue }
                     if event.mask.contains(.delete) { outcome = lose(inbox, reason: "deleted") }
                     else if event.mask.contains(.movedFrom) { outcome = lose(inbox, reason: "moved away") }
                     else { outcome = lose(inbox, reason: "replaced") }
@@ -117,6 +124,28 @@ final class InboxWatches {
             return outcome
         }
         return .notOurs
+    }
+
+    /// Checks that each watched Inbox is still the directory at its path (after the mount table changed, or an
+    /// inotify overflow that may have dropped the event that said otherwise); then tries the missing ones.
+    func verify() -> Outcome {
+        var outcome = Outcome.nothing
+        for inbox in all where inbox.directory != nil && !isAtItsPath(inbox) {
+            let held = try? inbox.directory?.descriptor.status()
+            let there = try? Directory.status(atPath: inbox.path)
+            let reason = there == nil ? "deleted" : held?.st_dev != there?.st_dev ? "covered or uncovered by a mount"
+                : "replaced"
+            outcome = lose(inbox, reason: reason)
+        }
+        if retryMissing() { outcome = .changed(rescan: true) }
+        return outcome
+    }
+
+    /// Whether the directory held for the Inbox is the one at its path (same device and inode).
+    private func isAtItsPath(_ inbox: Inbox) -> Bool {
+        guard let held = try? inbox.directory?.descriptor.status(),
+              let there = try? Directory.status(atPath: inbox.path) else { return false }
+        return held.st_dev == there.st_dev && held.st_ino == there.st_ino
     }
 
     /// Tries each missing Inbox again (the slow timer); true when one came back.

@@ -24,6 +24,7 @@ final class IntakeWatcher {
     private var inboxes: InboxWatches
     private var handlerWatches: Set<CInt> = []
     private var missingTimer: EventSource?
+    private var mountWatch: MountWatch?
     private var pendingNames = NameQueue<Directory>()
     private var rescanNeeded = true
     private var inotifyPaused = false
@@ -60,6 +61,7 @@ final class IntakeWatcher {
     /// Starts reading inotify and makes the pump (off until there is work).
     func start() throws(SystemError) {
         inotifySource = try loop.addIO(inotify.descriptor) { [unowned self] _ in self.readEvents() }
+        mountWatch = MountWatch(loop: loop) { [unowned self] in self.verifyInboxes() }
         let pump = try loop.addDefer { [unowned self] in self.pumpIntake() }
         pump.setPriority(EventPriority.intake)
         pump.setEnabled(.off)
@@ -89,6 +91,7 @@ final class IntakeWatcher {
     func stop() {
         stopped = true
         inotifySource?.setEnabled(.off)
+        mountWatch?.stop()
         pump?.setEnabled(.off)
     }
 
@@ -105,6 +108,8 @@ final class IntakeWatcher {
                 // inotify(7): events were dropped; the directories still hold every file.
                 logger.log(.notice, "Inotify queue overflowed; rescanning the inboxes", event: .overflow)
                 rescanNeeded = true
+                // The dropped events may have said that an Inbox went.
+                if case .changed = inboxes.verify() { inboxesChanged = true }
                 continue
             }
             // One inode has one watch: a handlers.d directory may also be a missing Inbox's parent.
@@ -191,6 +196,15 @@ final class IntakeWatcher {
                 pendingNames.append(inbox, name)
             }
         }
+    }
+
+    /// The mount table changed: each Inbox is checked against its path.
+    private func verifyInboxes() {
+        guard !stopped, case .changed(let rescan) = inboxes.verify() else { return }
+        if rescan { rescanNeeded = true }
+        armMissingTimer()
+        inboxesChanged()
+        resume()
     }
 
     /// While an Inbox is missing, looks for it every few seconds: its parent's watch may be gone too, or may never
