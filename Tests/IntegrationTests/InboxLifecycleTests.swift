@@ -106,6 +106,27 @@ struct InboxLifecycleTests {
         #expect(world.journal(["INBOX_INBOX=\(world.inbox.path)", "PRIORITY=4"]).count == 1)
     }
 
+    /// Deleted and made again before the agent reads the first event: one warning, and the new one is watched.
+    @Test func anInboxReplacedAtOnceGivesOneWarning() throws {
+        let world = try AgentHarness()
+        try world.register("test.text.\(world.tag)", contentTypes: "public.plain-text")
+        try world.start()
+        for _ in 0..<2 {
+            try FileManager.default.removeItem(at: world.inbox)
+            #expect(mkdir(world.inbox.path, 0o755) == 0)
+        }
+        try world.drop("after.txt", contents: Array("after".utf8))
+        _ = try world.waitForEvents("finished")
+        let warnings = world.journal(["INBOX_INBOX=\(world.inbox.path)", "PRIORITY=4"])
+        #expect((1...2).contains(warnings.count), "\(warnings.map { $0["MESSAGE"] ?? "" })")
+        #expect(warnings.allSatisfy { ($0["MESSAGE"] as? String)?.hasSuffix("watching the directory now there") == true
+                                      || $0["INBOX_REASON"] as? String == "deleted" })
+        try waitUntil("inboxctl status shows nothing missing") {
+            let shown = try status(world)
+            return shown.status == 0 && !shown.stdout.contains("Missing:")
+        }
+    }
+
     /// A moved Inbox is no longer the Inbox: what is dropped into it where it went stays there.
     @Test func aMovedInboxIsLeftAndTheNameWatchedAgain() throws {
         let world = try AgentHarness()
