@@ -13,6 +13,8 @@ final class InboxWatches {
         var directory: Directory?
         var watch: CInt?
         var parentWatch: CInt?
+        /// A failure to watch it again other than its absence (the kernel's limits) was logged; once per loss.
+        var reportedFailure = false
 
         init(path: String) { self.path = path }
 
@@ -179,7 +181,16 @@ final class InboxWatches {
     // MARK: Watching
 
     private func retry(_ inbox: Inbox) -> Bool {
-        guard (try? watch(inbox)) == true else { return false }
+        do {
+            guard try watch(inbox) else { return false }
+        } catch {
+            if !inbox.reportedFailure {
+                inbox.reportedFailure = true
+                logger.log(.warning, "Cannot watch Inbox \(inbox.path) again: \(error)", fields: ["INBOX_INBOX": inbox.path])
+            }
+            return false
+        }
+        inbox.reportedFailure = false
         logger.log(.notice, "Inbox \(inbox.path) is back; watching it again", fields: ["INBOX_INBOX": inbox.path])
         return true
     }

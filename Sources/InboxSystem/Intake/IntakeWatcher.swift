@@ -81,9 +81,13 @@ final class IntakeWatcher {
         for watch in handlerWatches { inotify.removeWatch(watch) }
         handlerWatches.removeAll()
         for path in paths {
-            if let watch = try? inotify.addWatch(path, mask: [.closeWrite, .movedTo, .movedFrom, .create, .delete, .attrib]) {
-                handlerWatches.insert(watch)
-            }
+            do {
+                handlerWatches.insert(try inotify.addWatch(path, mask: [.closeWrite, .movedTo, .movedFrom, .create, .delete,
+                                                                       .attrib]))
+            } catch where error.errno != .noSuchFile && error.errno != .notDirectory {
+                // A missing directory is usual (the search path lists several); running out of watches is not.
+                logger.log(.warning, "Cannot watch \(path) for registration changes: \(error)")
+            } catch {}
         }
     }
 
