@@ -59,7 +59,9 @@ extension AgentSettings {
             Inboxctl.write("inboxctl: no drop Inbox is configured; give one with --inbox\n", to: 2)
             return nil
         }
-        do { return try Directory(path: path) } catch {
+        // O_PATH: the shared Inbox (1733) gives others write and search, not read; everything inboxctl does there is
+        // relative to this descriptor (openat, renameat2, unlinkat, fstatat), which needs no more.
+        do { return try Directory(searchOnly: path) } catch {
             Inboxctl.write("inboxctl: cannot open the Inbox: \(error)\n", to: 2)
             return nil
         }

@@ -206,7 +206,8 @@ enum SendCommand: InboxctlCommand {
         switch inbox.publish(Array(temporary.utf8), preferred: name, sidecar: sidecar) {
         case .success(let placed):
             output.close()
-            try? inbox.descriptor.fsync()
+            // Only a user who may list the Inbox can sync it; for the others the rename is atomic, not yet durable.
+            inbox.syncEntries()
             return .success(inbox.child(placed))
         case .failure(let error):
             return fail("cannot put it in place: \(error)")

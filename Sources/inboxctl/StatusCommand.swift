@@ -11,7 +11,7 @@ enum StatusCommand: InboxctlCommand {
         OVERVIEW: Show what the agent is doing.
 
         Reads status.json, which the agent keeps current in its runtime directory (written
-        atomically): the Inboxes it watches, the queue, the deliveries in flight (handler, file,
+        atomically): the Inboxes it watches and any that are missing, the queue, the deliveries in flight (handler, file,
         age, attempt), the files in failed/ and unhandled/, whether handlers are sandboxed
         with Landlock, content sniffing, and when the registrations were last loaded. Exits 1
         when the agent is not running.
@@ -64,6 +64,10 @@ enum StatusCommand: InboxctlCommand {
         var lines: [String] = []
         lines.append("inboxd (pid \(status.pid)) \(status.phase)")
         lines.append(field("Inboxes", status.inboxes.isEmpty ? "none" : status.inboxes.joined(separator: " ")))
+        if !status.missingInboxes.isEmpty {
+            lines.append(field("Missing", status.missingInboxes.joined(separator: " ")
+                               + " (gone: nothing is taken until it is back)"))
+        }
         lines.append(field("State", status.stateDirectory))
         lines.append(field("Sandbox", status.landlockABI > 0 ? "Landlock ABI \(status.landlockABI)"
                                                              : "no Landlock (permissions and the after-exit check only)"))

@@ -8,6 +8,7 @@ struct AgentStatusTests {
         status.pid = 4242
         status.phase = "running"
         status.inboxes = ["/var/spool/inboxd/Inbox", "/srv/in \"box\""]
+        status.missingInboxes = ["/srv/in \"box\""]
         status.stateDirectory = "/var/lib/inboxd"
         status.queued = 3
         status.inFlight = [AgentStatus.InFlight(handler: "com.example.viewer", file: "photo.png",
@@ -28,6 +29,7 @@ struct AgentStatusTests {
         #expect(text.hasSuffix("}\n"))
         #expect(JSON.validate(Array(text.utf8)) == nil)
         #expect(text.contains(#""landlock":true,"landlockABI":7"#))
+        #expect(text.contains(#""missingInboxes":["/srv/in \"box\""]"#))
         #expect(try AgentStatus.parse(Array(text.utf8)).get() == Self.sample)
     }
 
@@ -45,6 +47,7 @@ struct AgentStatusTests {
     @Test func missingMembersTakeTheirDefaults() throws {
         let status = try AgentStatus.parse(Array(#"{"pid":9,"future":{"x":[1]}}"#.utf8)).get()
         #expect(status.pid == 9 && status.phase == "?" && status.inFlight.isEmpty && status.sniffer == nil)
+        #expect(status.missingInboxes.isEmpty)
         #expect(status.contentSniffing)
     }
 

@@ -25,6 +25,23 @@ struct NotifyTests {
         #expect(world.recordings().values.first?.contains("INBOX_NAME=after-ready.txt") == true)
     }
 
+    @Test func aMissingInboxIsInTheStatusLineUntilItIsBack() throws {
+        let world = try AgentHarness()
+        try world.register("test.notify-missing.\(world.tag)", contentTypes: "public.plain-text")
+        let socket = try NotifySocket(path: world.root.appendingPathComponent("notify").path)
+        try world.start(environment: ["NOTIFY_SOCKET": socket.path], waitForStatus: false)
+        #expect(try socket.next(ignoringStatusOnly: false)["READY"] == "1")
+        try FileManager.default.removeItem(at: world.inbox)
+        var status = ""
+        while !status.hasPrefix("Watching 0 inboxes; 1 inbox missing;") {
+            status = try socket.next(ignoringStatusOnly: false)["STATUS"] ?? status
+        }
+        #expect(mkdir(world.inbox.path, 0o755) == 0)
+        while !status.hasPrefix("Watching 1 inbox; 0 queued") {
+            status = try socket.next(ignoringStatusOnly: false)["STATUS"] ?? status
+        }
+    }
+
     @Test func sighupSendsReloadingThenReady() throws {
         let world = try AgentHarness()
         try world.register("test.notify-hup.\(world.tag)", contentTypes: "public.plain-text")

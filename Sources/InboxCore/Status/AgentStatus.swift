@@ -39,6 +39,9 @@ public struct AgentStatus: Sendable, Hashable {
     /// starting, running, draining or stopped.
     public var phase: String = "starting"
     public var inboxes: [String] = []
+    /// Inboxes of `inboxes` that are gone (deleted, moved away, unmounted): nothing is taken from them until they
+    /// are back.
+    public var missingInboxes: [String] = []
     public var stateDirectory: String = ""
     public var queued: Int = 0
     public var inFlight: [InFlight] = []
@@ -64,6 +67,7 @@ public struct AgentStatus: Sendable, Hashable {
         let sniffer = sniffer.map { "{\"pid\":\($0.pid),\"libmagic\":\(JSON.quote($0.libmagic))}" } ?? "null"
         return "{\"pid\":\(pid),\"phase\":\(JSON.quote(phase)),"
             + "\"inboxes\":[\(inboxes.map(JSON.quote).joined(separator: ","))],"
+            + "\"missingInboxes\":[\(missingInboxes.map(JSON.quote).joined(separator: ","))],"
             + "\"stateDirectory\":\(JSON.quote(stateDirectory)),"
             + "\"queued\":\(queued),\"inFlight\":[\(inFlight.joined(separator: ","))],"
             + "\"failed\":\(failed),\"unhandled\":\(unhandled),"
@@ -85,6 +89,7 @@ public struct AgentStatus: Sendable, Hashable {
         status.pid = Int32(clamping: value["pid"]?.int ?? 0)
         status.phase = value["phase"]?.string ?? "?"
         status.inboxes = value["inboxes"]?.array?.compactMap(\.string) ?? []
+        status.missingInboxes = value["missingInboxes"]?.array?.compactMap(\.string) ?? []
         status.stateDirectory = value["stateDirectory"]?.string ?? "?"
         status.queued = value["queued"]?.int ?? 0
         status.inFlight = (value["inFlight"]?.array ?? []).map { run in

@@ -47,7 +47,8 @@ public final class Agent {
                                               defaultTimeout: settings.defaultTimeout))
         router = Router(loop: loop, logger: logger, state: state, inspector: TypeInspector(sniffer: sniffer), reader: reader,
                         dispatcher: dispatcher, catalog: catalog)
-        watcher = try IntakeWatcher(loop: loop, logger: logger, reader: reader, quarantine: quarantine)
+        watcher = try IntakeWatcher(loop: loop, logger: logger, reader: reader, quarantine: quarantine,
+                                    inboxes: settings.inboxes)
         status = StatusReporter(loop: loop, notifier: notifier, runtimeDirectory: settings.runtimeDirectory)
         wire()
     }
@@ -64,6 +65,7 @@ public final class Agent {
         watcher.hasRoom = { [unowned self] in !self.dispatcher.isFull }
         watcher.batchDone = { [unowned self] in self.dispatcher.launchReady() }
         watcher.handlersChanged = { [unowned self] in self.scheduleReload() }
+        watcher.inboxesChanged = { [unowned self] in self.status.updateSoon() }
         dispatcher.reroute = { [unowned self] delivery in self.router.reroute(delivery) }
         dispatcher.roomForIntake = { [unowned self] in self.watcher.resume() }
         dispatcher.changed = { [unowned self] in
@@ -100,7 +102,7 @@ public final class Agent {
         try watcher.start()
         catalog.report(to: logger)
         watcher.watch(handlerDirectories: settings.handlerDirectories)
-        try watcher.watch(inboxes: settings.inboxes)
+        try watcher.watchInboxes(asRoot: CurrentProcess.isRoot)
         phase = .running
         // Files already there, or left over from a previous run, are taken now that the watches exist.
         router.recoverContainers()
@@ -174,11 +176,13 @@ public final class Agent {
 
     private static func inboxes(_ count: Int) -> String { "\(count) inbox\(count == 1 ? "" : "es")" }
 
-    /// "Watching 1 inbox; 3 queued, 2 running"
+    /// "Watching 1 inbox; 3 queued, 2 running", with "1 inbox missing" when one is gone.
     private func statusLine() -> String {
         if phase == .draining { return "Stopping; \(dispatcher.runningCount) running" }
-        let line = "Watching \(Self.inboxes(watcher.inboxes.count)); \(dispatcher.queuedCount) queued, "
-            + "\(dispatcher.runningCount) running"
+        let missing = watcher.missingInboxes.count
+        let line = "Watching \(Self.inboxes(watcher.watchedCount)); "
+            + (missing > 0 ? "\(Self.inboxes(missing)) missing; " : "")
+            + "\(dispatcher.queuedCount) queued, \(dispatcher.runningCount) running"
         return landlockABI == 0 ? line + "; no Landlock" : line
     }
 
@@ -187,6 +191,7 @@ public final class Agent {
         status.pid = CurrentProcess.id
         status.phase = phase.rawValue
         status.inboxes = settings.inboxes
+        status.missingInboxes = watcher.missingInboxes
         status.stateDirectory = settings.stateDirectory
         status.queued = dispatcher.queuedCount
         status.inFlight = dispatcher.inFlight(now: now)

@@ -41,16 +41,19 @@ public struct SystemError: Error, Sendable, CustomStringConvertible {
     public let operation: String
     public let path: String?
     public let errno: Errno
+    /// What to do about it, when there is something to say (which limit to raise).
+    public let hint: String?
 
-    public init(_ operation: String, path: String? = nil, errno: Errno) {
+    public init(_ operation: String, path: String? = nil, errno: Errno, hint: String? = nil) {
         self.operation = operation
         self.path = path
         self.errno = errno
+        self.hint = hint
     }
 
     public var description: String {
-        if let path { return "\(operation) \(path): \(errno)" }
-        return "\(operation): \(errno)"
+        let text = path.map { "\(operation) \($0): \(errno)" } ?? "\(operation): \(errno)"
+        return hint.map { text + " (\($0))" } ?? text
     }
 }
 

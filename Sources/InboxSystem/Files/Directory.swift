@@ -15,6 +15,42 @@ public final class Directory {
         self.path = path
     }
 
+    /// Opens `path` as a directory to work in, not to list (O_PATH): enough for openat, renameat2, unlinkat and fstatat
+    /// relative to it, and all a user has in a drop Inbox with write and search but no read permission (1733).
+    public init(searchOnly path: String) throws(SystemError) {
+        let fd = try retrying("open", path: path) {
+            sys_open(path, O_PATH | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW)
+        }
+        descriptor = FileDescriptor(rawValue: fd)
+        self.path = path
+    }
+
+    /// Whether anything is at `path`, following links (stat(2)); an error other than ENOENT or ENOTDIR is thrown.
+    public static func exists(_ path: String) throws(SystemError) -> Bool {
+        var st = stat()
+        if sys_stat(path, &st) == 0 { return true }
+        if errno == ENOENT || errno == ENOTDIR { return false }
+        throw SystemError("stat", path: path, errno: .current)
+    }
+
+    /// stat(2) of a path, following links; nil when nothing is there.
+    public static func status(atPath path: String) throws(SystemError) -> stat? {
+        var st = stat()
+        if sys_stat(path, &st) == 0 { return st }
+        if errno == ENOENT || errno == ENOTDIR { return nil }
+        throw SystemError("stat", path: path, errno: .current)
+    }
+
+    /// Syncs the directory's entries (fsync(2)). A directory opened `searchOnly` cannot be synced through its own
+    /// descriptor (EBADF); it is reopened for reading, which works only for whoever may list it. False when it could not be.
+    @discardableResult
+    public func syncEntries() -> Bool {
+        if (try? descriptor.fsync()) != nil { return true }
+        guard let readable = try? openFile(".", flags: O_RDONLY | O_DIRECTORY | O_CLOEXEC) else { return false }
+        defer { readable.close() }
+        return (try? readable.fsync()) != nil
+    }
+
     /// Creates the directory and its missing parents (like `mkdir -p`), then opens it.
     public static func create(path: String, mode: mode_t = 0o755) throws(SystemError) -> Directory {
         var prefix = path.hasPrefix("/") ? "" : "."

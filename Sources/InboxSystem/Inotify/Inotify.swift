@@ -6,7 +6,10 @@ public final class Inotify {
     private var buffer: UnsafeMutableRawBufferPointer
 
     public init() throws(SystemError) {
-        let fd = try retrying("inotify_init1") { sys_inotify_init1(CInt(IN_NONBLOCK | IN_CLOEXEC)) }
+        let fd: CInt
+        do { fd = try retrying("inotify_init1") { sys_inotify_init1(CInt(IN_NONBLOCK | IN_CLOEXEC)) } } catch {
+            throw Self.withLimitHint(error)
+        }
         descriptor = FileDescriptor(rawValue: fd)
         // Room for many records per read; one record is at most 16 + NAME_MAX + 1 bytes.
         buffer = .allocate(byteCount: 64 * 1024, alignment: 8)
@@ -20,9 +23,34 @@ public final class Inotify {
     /// Adds (or updates) a watch on a directory; returns the watch descriptor.
     public func addWatch(_ path: String, mask: InotifyEvent.Mask) throws(SystemError) -> CInt {
         let flags = mask.union([.onlyDirectory, .dontFollow])
-        return try retrying("inotify_add_watch", path: path) {
-            sys_inotify_add_watch(descriptor.rawValue, path, flags.rawValue)
+        do {
+            return try retrying("inotify_add_watch", path: path) {
+                sys_inotify_add_watch(descriptor.rawValue, path, flags.rawValue)
+            }
+        } catch {
+            throw Self.withLimitHint(error)
         }
+    }
+
+    /// Which kernel limit a failure of `inotify_init1` or `inotify_add_watch` ran into, as advice to raise it
+    /// (inotify(7), /proc interfaces); nil when the failure is not about a limit.
+    public static func limitHint(operation: String, errno: Errno) -> String? {
+        switch (operation, errno) {
+        case ("inotify_add_watch", .noSpace):
+            return "the user's inotify watches are used up: raise the sysctl fs.inotify.max_user_watches"
+        case ("inotify_init1", .tooManyOpenFiles):
+            return "the user's inotify instances are used up: raise the sysctl fs.inotify.max_user_instances "
+                + "(or the process has too many open files: raise its RLIMIT_NOFILE, LimitNOFILE=)"
+        case ("inotify_init1", .tooManyOpenFilesInSystem):
+            return "the system's open files are used up: raise the sysctl fs.file-max"
+        default:
+            return nil
+        }
+    }
+
+    private static func withLimitHint(_ error: SystemError) -> SystemError {
+        guard let hint = limitHint(operation: error.operation, errno: error.errno) else { return error }
+        return SystemError(error.operation, path: error.path, errno: error.errno, hint: hint)
     }
 
     public func removeWatch(_ watch: CInt) {

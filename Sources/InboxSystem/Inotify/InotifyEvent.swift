@@ -14,12 +14,14 @@ public struct InotifyEvent: Sendable, Hashable {
         public static let delete = Mask(rawValue: UInt32(IN_DELETE))
         public static let deleteSelf = Mask(rawValue: UInt32(IN_DELETE_SELF))
         public static let moveSelf = Mask(rawValue: UInt32(IN_MOVE_SELF))
+        public static let unmount = Mask(rawValue: UInt32(IN_UNMOUNT))
         public static let attrib = Mask(rawValue: UInt32(IN_ATTRIB))
         public static let queueOverflow = Mask(rawValue: UInt32(IN_Q_OVERFLOW))
         public static let ignored = Mask(rawValue: UInt32(IN_IGNORED))
         public static let isDirectory = Mask(rawValue: UInt32(IN_ISDIR))
         public static let onlyDirectory = Mask(rawValue: UInt32(IN_ONLYDIR))
         public static let dontFollow = Mask(rawValue: UInt32(IN_DONT_FOLLOW))
+        public static let maskAdd = Mask(rawValue: UInt32(IN_MASK_ADD))
         public static let excludeUnlinked = Mask(rawValue: UInt32(IN_EXCL_UNLINK))
     }
 

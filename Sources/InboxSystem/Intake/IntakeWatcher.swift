@@ -19,9 +19,12 @@ final class IntakeWatcher {
     private let quarantine: Quarantine
     private var inotifySource: EventSource?
     private var pump: EventSource?
-    private var inboxWatches: [CInt: Directory] = [:]
+    /// How often a missing Inbox is looked for when no watch on its parent says it is back.
+    private let missingRetryInterval = Duration.seconds(5)
+    private var inboxes: InboxWatches
     private var handlerWatches: Set<CInt> = []
-    private(set) var inboxes: [Directory] = []
+    private var missingTimer: EventSource?
+    private var mountWatch: MountWatch?
     private var pendingNames = NameQueue<Directory>()
     private var rescanNeeded = true
     private var inotifyPaused = false
@@ -35,35 +38,42 @@ final class IntakeWatcher {
     var hasRoom: () -> Bool = { true }
     /// A batch was taken in.
     var batchDone: () -> Void = {}
+    /// An Inbox went missing or came back.
+    var inboxesChanged: () -> Void = {}
 
-    init(loop: EventLoop, logger: Logger, reader: ArrivalReader, quarantine: Quarantine) throws(SystemError) {
+    init(loop: EventLoop, logger: Logger, reader: ArrivalReader, quarantine: Quarantine,
+         inboxes paths: [String]) throws(SystemError) {
         self.loop = loop
         self.logger = logger
         self.reader = reader
         self.quarantine = quarantine
         inotify = try Inotify()
+        inboxes = InboxWatches(paths: paths, inotify: inotify, logger: logger)
+        inboxes.isShared = { [unowned self] watch in self.handlerWatches.contains(watch) }
     }
 
     var pendingCount: Int { pendingNames.count }
+    /// The drop Inboxes watched now.
+    var watchedCount: Int { inboxes.watched.count }
+    /// The drop Inboxes that are gone (deleted, moved away, unmounted, never there) and waited for.
+    var missingInboxes: [String] { inboxes.missing }
 
     /// Starts reading inotify and makes the pump (off until there is work).
     func start() throws(SystemError) {
         inotifySource = try loop.addIO(inotify.descriptor) { [unowned self] _ in self.readEvents() }
+        mountWatch = MountWatch(loop: loop) { [unowned self] in self.verifyInboxes() }
         let pump = try loop.addDefer { [unowned self] in self.pumpIntake() }
         pump.setPriority(EventPriority.intake)
         pump.setEnabled(.off)
         self.pump = pump
     }
 
-    /// Creates and watches each drop Inbox. Files already there are taken by the first rescan.
-    func watch(inboxes paths: [String]) throws(SystemError) {
-        for path in paths {
-            let inbox = try Directory.create(path: path, mode: 0o755)
-            let watch = try inotify.addWatch(path, mask: [.closeWrite, .movedTo])
-            inboxWatches[watch] = inbox
-            inboxes.append(inbox)
-        }
+    /// Watches each drop Inbox, creating one that is missing (as root with the drop mode); one that cannot be made is
+    /// waited for. Files already there are taken by the first rescan.
+    func watchInboxes(asRoot: Bool) throws(SystemError) {
+        try inboxes.watchAtStart { path throws(SystemError) in try InboxWatches.create(path, asRoot: asRoot) }
         rescanNeeded = true
+        armMissingTimer()
     }
 
     /// Watches each existing handlers.d directory again (after a reload, one may have appeared or gone).
@@ -71,9 +81,13 @@ final class IntakeWatcher {
         for watch in handlerWatches { inotify.removeWatch(watch) }
         handlerWatches.removeAll()
         for path in paths {
-            if let watch = try? inotify.addWatch(path, mask: [.closeWrite, .movedTo, .movedFrom, .create, .delete, .attrib]) {
-                handlerWatches.insert(watch)
-            }
+            do {
+                handlerWatches.insert(try inotify.addWatch(path, mask: [.closeWrite, .movedTo, .movedFrom, .create, .delete,
+                                                                       .attrib]))
+            } catch where error.errno != .noSuchFile && error.errno != .notDirectory {
+                // A missing directory is usual (the search path lists several); running out of watches is not.
+                logger.log(.warning, "Cannot watch \(path) for registration changes: \(error)")
+            } catch {}
         }
     }
 
@@ -81,6 +95,7 @@ final class IntakeWatcher {
     func stop() {
         stopped = true
         inotifySource?.setEnabled(.off)
+        mountWatch?.stop()
         pump?.setEnabled(.off)
     }
 
@@ -91,19 +106,40 @@ final class IntakeWatcher {
             logger.log(.error, "Reading inotify events failed: \(error)")
             return
         }
-        var handlersChanged = false
+        var handlersChanged = false, inboxesChanged = false
         for event in events {
             if event.mask.contains(.queueOverflow) {
                 // inotify(7): events were dropped; the directories still hold every file.
                 logger.log(.notice, "Inotify queue overflowed; rescanning the inboxes", event: .overflow)
                 rescanNeeded = true
-            } else if handlerWatches.contains(event.watch) {
-                handlersChanged = true
-            } else if let inbox = inboxWatches[event.watch], !event.name.isEmpty, !FileNames.isHidden(event.name) {
-                pendingNames.append(inbox, event.name)
+                // The dropped events may have said that an Inbox went.
+                if case .changed = inboxes.verify() { inboxesChanged = true }
+                continue
+            }
+            // One inode has one watch: a handlers.d directory may also be a missing Inbox's parent.
+            if handlerWatches.contains(event.watch) { handlersChanged = true }
+            switch inboxes.handle(event) {
+            case .notOurs, .nothing:
+                break
+            case .entry(let inbox, let name, let created):
+                guard !FileNames.isHidden(name) else { break }
+                // A regular file made in place is still being written: IN_CLOSE_WRITE brings it. Anything else made
+                // in place (a link, FIFO, device, socket, directory) brings no other event, and is looked at now.
+                if created, let st = try? inbox.status(of: name), EntryKind(mode: st.st_mode) == .regular,
+                   st.st_nlink == 1 {
+                    break
+                }
+                pendingNames.append(inbox, name)
+            case .changed(let rescan):
+                inboxesChanged = true
+                if rescan { rescanNeeded = true }
             }
         }
         if handlersChanged { self.handlersChanged() }
+        if inboxesChanged {
+            armMissingTimer()
+            self.inboxesChanged()
+        }
         // A few arrivals (the usual case) are taken right away, saving a loop iteration of latency; a burst goes
         // through the pump, batch by batch, between handler exits.
         if pendingNames.count <= batch && !rescanNeeded {
@@ -135,6 +171,8 @@ final class IntakeWatcher {
 
     /// Opens one entry without following it: a regular file becomes an arrival, anything else is moved aside.
     private func take(_ name: [UInt8], from inbox: Directory) {
+        // Queued before its Inbox was lost: the old directory may be elsewhere now; a rescan finds what is there.
+        guard inboxes.isCurrent(inbox) else { return }
         switch inbox.openRegular(name) {
         case .gone:
             break
@@ -152,7 +190,7 @@ final class IntakeWatcher {
     /// Queues every visible name in the drop Inboxes, as many as fit; the rest wait for the next rescan.
     private func rescan() {
         rescanNeeded = false
-        for inbox in inboxes {
+        for inbox in inboxes.watched {
             guard let names = try? inbox.entries() else { continue }
             for name in names where !FileNames.isHidden(name) {
                 if pendingNames.count >= maxPendingNames {
@@ -161,6 +199,31 @@ final class IntakeWatcher {
                 }
                 pendingNames.append(inbox, name)
             }
+        }
+    }
+
+    /// The mount table changed: each Inbox is checked against its path.
+    private func verifyInboxes() {
+        guard !stopped, case .changed(let rescan) = inboxes.verify() else { return }
+        if rescan { rescanNeeded = true }
+        armMissingTimer()
+        inboxesChanged()
+        resume()
+    }
+
+    /// While an Inbox is missing, looks for it every few seconds: its parent's watch may be gone too, or may never
+    /// have been possible.
+    private func armMissingTimer() {
+        guard missingTimer == nil, !stopped, !inboxes.missing.isEmpty else { return }
+        missingTimer = try? loop.addTimer(after: missingRetryInterval, accuracy: .seconds(1)) { [unowned self] in
+            self.missingTimer = nil
+            guard !self.stopped else { return }
+            if self.inboxes.retryMissing() {
+                self.rescanNeeded = true
+                self.inboxesChanged()
+                self.resume()
+            }
+            self.armMissingTimer()
         }
     }
 

@@ -16,7 +16,7 @@ struct Quarantine {
         guard let failed = state.failed else { return }
         switch directory.moveUnique(name, to: failed, preferred: "rejected-" + FileNames.sanitized(name)) {
         case .success(let newName):
-            logger.log(.warning, "Moved aside \(kind.rawValue) \(shown)", event: .rejected,
+            logger.log(.warning, "Moved aside \(kind.rawValue) \(shown) to \(failed.child(newName))", event: .rejected,
                        fields: fields + [("INBOX_MOVED_TO", failed.child(newName)), ("INBOX_SOURCE_UID", owner)])
         case .failure(let error):
             logger.log(.warning, "Left \(kind.rawValue) \(shown) in place: cannot move it aside: \(error)",
