@@ -72,9 +72,9 @@ public final class Logger {
         FileDescriptor.standardError.write(all: line)
     }
 
-    /// A descriptor for a handler's stdout and stderr: a journal stream under the handler's
-    /// identifier, shared by all its runs, or the agent's own stderr without a journal.
-    /// The logger keeps ownership; callers must not close it.
+    /// Where a handler's stdout and stderr go (an `OutputRelay` writes them there): a journal stream under the
+    /// handler's identifier, shared by all its runs and non-blocking (the agent must never wait for journald), or
+    /// the agent's own stderr without a journal. The logger keeps ownership; callers must not close it.
     public func outputStream(for handler: String) -> FileDescriptor {
         if let fd = streams[handler] { return fd }
         var fd = FileDescriptor.standardError
@@ -82,8 +82,9 @@ public final class Logger {
             let result = sys_sd_journal_stream_fd(handler, CInt(LogPriority.info.rawValue), 0)
             if result >= 0 {
                 fd = FileDescriptor(rawValue: result)
-                // sd_journal_stream_fd(3) makes it without FD_CLOEXEC; handlers get it as fd 1 and 2 only.
+                // sd_journal_stream_fd(3) makes it without FD_CLOEXEC; handlers never get it (they write to a pipe).
                 try? fd.setCloseOnExec()
+                try? fd.setNonBlocking()
             }
         }
         if fd != .standardError { streams[handler] = fd }
