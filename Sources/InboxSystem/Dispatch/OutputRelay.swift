@@ -16,7 +16,8 @@ final class OutputRelay {
     /// The end the handler gets as fd 1 and 2; the caller closes it once the handler is started.
     let handlerEnd: FileDescriptor
     private let reader: FileDescriptor
-    private let destination: FileDescriptor
+    private let stream: HandlerOutputStream
+    private var destination: FileDescriptor { stream.descriptor }
     private let loop: EventLoop
     private let logger: Logger
     /// Forwarded bytes still allowed; nil: no limit.
@@ -34,15 +35,15 @@ final class OutputRelay {
 
     private static let chunk = 65536
 
-    /// A pipe for a delivery whose output goes to `destination` (the logger keeps it; it is not closed here).
-    init(loop: EventLoop, logger: Logger, destination: FileDescriptor, limit: Int64?) throws(SystemError) {
+    /// A pipe for a delivery whose output goes to `stream` (held until the relay is done).
+    init(loop: EventLoop, logger: Logger, stream: HandlerOutputStream, limit: Int64?) throws(SystemError) {
         var ends: [CInt] = [-1, -1]
         guard sys_pipe2(&ends, O_CLOEXEC) == 0 else { throw SystemError("pipe2", errno: .current) }
         reader = FileDescriptor(rawValue: ends[0])
         handlerEnd = FileDescriptor(rawValue: ends[1])
         self.loop = loop
         self.logger = logger
-        self.destination = destination
+        self.stream = stream
         self.limit = limit
         allowance = limit
         do {

@@ -95,7 +95,7 @@ final class ProcessLauncher: Launcher {
         }
         let output: OutputRelay
         do {
-            output = try OutputRelay(loop: loop, logger: logger, destination: logger.outputStream(for: delivery.handler),
+            output = try OutputRelay(loop: loop, logger: logger, stream: logger.outputStream(for: delivery.handler),
                                      limit: registration.outputLimit)
         } catch {
             return .failed("\(error)")
