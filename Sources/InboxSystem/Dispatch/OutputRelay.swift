@@ -10,8 +10,9 @@ import Glibc
 /// reading pauses (the pipe fills, and the handler waits as it did writing to the journal itself) and resumes
 /// when the stream drains; what is left for the journal after the attempt ended is written the same way.
 ///
-/// Per delivery: a pipe2 and an fcntl (O_NONBLOCK on the agent's end), one IO source (epoll_ctl add and delete),
-/// a read per 64 KiB and the closes; a second IO source only while the journal pushes back.
+/// Per delivery (measured with strace, 200 deliveries of a handler printing one line): a pipe2, an fcntl (O_NONBLOCK
+/// on the agent's end), one IO source (two epoll_ctl), a read per 64 KiB, the write to the journal the handler used
+/// to make itself, and two closes; a second IO source only while the journal pushes back.
 final class OutputRelay {
     /// The end the handler gets as fd 1 and 2; the caller closes it once the handler is started.
     let handlerEnd: FileDescriptor
@@ -69,11 +70,12 @@ final class OutputRelay {
         finished = true
         self.closed = closed
         // At most a pipe's worth is left, unless something the handler left running still writes: bounded either way.
+        // A read shorter than the buffer emptied the pipe, and the handler is gone: no need to read again to see so.
         var budget = 16
-        while budget > 0, pending.isEmpty, readOnce() { budget -= 1 }
+        while budget > 0, pending.isEmpty, readOnce() == Self.chunk { budget -= 1 }
         // Bytes the journal has not taken yet are not lost: they are written after, within the limit.
         if !pending.isEmpty {
-            while budget > 0, readOnce(intoPendingToo: true) { budget -= 1 }
+            while budget > 0, readOnce(intoPendingToo: true) == Self.chunk { budget -= 1 }
         }
         readSource = nil
         reader.close()
@@ -91,16 +93,16 @@ final class OutputRelay {
         _ = readOnce()
     }
 
-    /// One read of up to 64 KiB; false at end-of-file, when the pipe is empty, or on an error.
+    /// One read of up to 64 KiB: how many bytes it read, 0 at end-of-file, when the pipe is empty or on an error.
     /// Unless `intoPendingToo`, it is only called while nothing waits for the journal.
-    private func readOnce(intoPendingToo: Bool = false) -> Bool {
+    private func readOnce(intoPendingToo: Bool = false) -> Int {
         withUnsafeTemporaryAllocation(byteCount: Self.chunk, alignment: 1) { buffer in
             let count: Int
-            do { count = try reader.read(into: buffer) } catch { return false }
+            do { count = try reader.read(into: buffer) } catch { return 0 }
             if count == 0 {
                 // End-of-file: every writer is gone. Nothing more to wait for.
                 readSource?.setEnabled(.off)
-                return false
+                return 0
             }
             var forward = count
             if let left = allowance {
@@ -108,11 +110,11 @@ final class OutputRelay {
                 allowance = left - Int64(forward)
                 dropped += Int64(count - forward)
             }
-            guard forward > 0 else { return true }
+            guard forward > 0 else { return count }
             let bytes = UnsafeRawBufferPointer(rebasing: buffer[..<forward])
             if !pending.isEmpty || intoPendingToo {
                 pending.append(contentsOf: bytes)
-                return true
+                return count
             }
             var written = 0
             while written < forward {
@@ -124,10 +126,10 @@ final class OutputRelay {
                         waitForJournal()
                     }
                     // Any other error (journald went away): what is left of this read is lost, as it was before.
-                    return true
+                    return count
                 }
             }
-            return true
+            return count
         }
     }
 
