@@ -63,6 +63,14 @@ final class OutputRelay {
         }
     }
 
+    /// A relay let go of without `finish` (the agent is stopping): its descriptors still close.
+    deinit {
+        readSource = nil
+        writeSource = nil
+        if !finished { reader.close() }
+        writeEnd?.close()
+    }
+
     /// Reads until the pipe is empty or at its end, then logs the dropped count; `fields` name the delivery.
     /// `closed` is called when nothing is left to write (at once, unless the journal is pushing back).
     func finish(fields: JournalFields, closed: @escaping (OutputRelay) -> Void) {
