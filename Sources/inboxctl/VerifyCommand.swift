@@ -47,17 +47,23 @@ enum VerifyCommand: InboxctlCommand {
             return RegistrationLoader.load(directories: [path], mime: hostMIME).diagnostics
         }
         let name = lastPathComponent(path)
+        if RegistrationLoader.suffixes.contains(where: { name.hasSuffix($0) }) {
+            let bytes: [UInt8]
+            switch RegistrationLoader.read(path) {
+            case .failure(let diagnostic): return [diagnostic]
+            case .success(let read): bytes = read
+            }
+            let parsed = RegistrationParser.parse(bytes, path: path)
+            let declarations = (parsed.registration?.exportedTypes ?? []) + (parsed.registration?.importedTypes ?? [])
+            let (database, typeDiagnostics) = TypeDatabase.builtin.attaching(hostMIME).adding(declarations)
+            let unknown = parsed.registration.map { RegistrationLoader.unknownMIMETypes(in: $0, database: database) }
+            let program = parsed.registration.flatMap { RegistrationLoader.programRefusal($0) }
+            return parsed.diagnostics + typeDiagnostics + (unknown ?? []) + (program.map { [$0] } ?? [])
+        }
         switch readBounded(path, limit: RegistrationParser.maximumSize) {
         case .failure(let error):
             return [Diagnostic(.error, at: SourceLocation(file: path, line: 1), error.description)]
         case .success(let bytes):
-            if RegistrationLoader.suffixes.contains(where: { name.hasSuffix($0) }) {
-                let parsed = RegistrationParser.parse(bytes, path: path)
-                let declarations = (parsed.registration?.exportedTypes ?? []) + (parsed.registration?.importedTypes ?? [])
-                let (database, typeDiagnostics) = TypeDatabase.builtin.attaching(hostMIME).adding(declarations)
-                let unknown = parsed.registration.map { RegistrationLoader.unknownMIMETypes(in: $0, database: database) }
-                return parsed.diagnostics + typeDiagnostics + (unknown ?? [])
-            }
             if name == "defaults.conf" { return ConfigurationParser.parseDefaults(bytes, path: path).diagnostics }
             if name.hasSuffix(".conf") { return ConfigurationParser.parseAgent(bytes, path: path).diagnostics }
             return [Diagnostic(.error, at: SourceLocation(file: path, line: 1),

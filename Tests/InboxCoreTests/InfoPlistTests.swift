@@ -200,7 +200,7 @@ struct InfoPlistTests {
             ("CFBundleIdentifier", .string("com.example.scalars")),
             ("InboxdHandler", dict([("Exec", .string("/bin/true %f")), ("TimeoutSec", .real(1.5)),
                                     ("MaxConcurrent", .integer(3)), ("RequireLandlock", .bool(false)),
-                                    ("LimitNOFILE", .integer(4096))])),
+                                    ("LimitNOFILE", .integer(4096)), ("OutputLimit", .integer(65536))])),
             ("CFBundleDocumentTypes", .array([node(dict([("LSItemContentTypes", .array([node(.string("public.png"))]))]))])),
         ]), path: "s.plist")
         #expect(file.diagnostics == [])
@@ -210,6 +210,7 @@ struct InfoPlistTests {
         #expect(registration.maxConcurrent == 3)
         #expect(registration.requiresLandlock == false)
         #expect(registration.limits == [HandlerLimit(key: .openFiles, soft: 4096, hard: 4096)])
+        #expect(registration.outputLimit == 65536)
     }
 
     static let awkwardWords = ["/usr/bin/edit", "it's", "say \"hi\"", "back\\slash", "", "tab\there", "%f", "100%%",

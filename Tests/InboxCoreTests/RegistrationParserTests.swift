@@ -80,6 +80,12 @@ struct RegistrationParserTests {
 
     /// Each kind of error, with the exact line it is reported on; a file with any error yields no registration.
     static let errorCases: [Case] = [
+        Case(name: "bad OutputLimit", input: lines("[Handler]", "Exec=/bin/true", "OutputLimit=-1",
+                                                   "[DocumentType]", "ContentTypes=public.png"),
+             diagnostics: ["t.handler:3: invalid OutputLimit= '-1': expected a size (64K, 1M) or infinity"]),
+        Case(name: "OutputLimit overflow", input: lines("[Handler]", "Exec=/bin/true", "OutputLimit=99999999999T",
+                                                        "[DocumentType]", "ContentTypes=public.png"),
+             diagnostics: ["t.handler:3: invalid OutputLimit= '99999999999T': expected a size (64K, 1M) or infinity"]),
         Case(name: "bad line", input: lines("[Handler]", "Exec=/bin/true", "this is not valid",
                                             "[DocumentType]", "ContentTypes=public.png"),
              diagnostics: ["t.handler:3: expected a [Section], a comment or Key=Value, got 'this is not valid'"]),
@@ -258,6 +264,13 @@ struct RegistrationParserTests {
             $0.user == "viewer" && $0.group == "media"
         },
         ValueCase(name: "byte order mark", handlerLines: ["Exec=/bin/true"]) { $0.identifier == "t" },
+        ValueCase(name: "OutputLimit default", handlerLines: ["Exec=/bin/true"]) { $0.outputLimit == 1_048_576 },
+        ValueCase(name: "OutputLimit size", handlerLines: ["Exec=/bin/true", "OutputLimit=64K"]) { $0.outputLimit == 65536 },
+        ValueCase(name: "OutputLimit bytes", handlerLines: ["Exec=/bin/true", "OutputLimit=100"]) { $0.outputLimit == 100 },
+        ValueCase(name: "OutputLimit infinity", handlerLines: ["Exec=/bin/true", "OutputLimit=infinity"]) { $0.outputLimit == nil },
+        ValueCase(name: "OutputLimit reset", handlerLines: ["Exec=/bin/true", "OutputLimit=2G", "OutputLimit="]) {
+            $0.outputLimit == 1_048_576
+        },
     ]
 
     @Test(arguments: valueCases)

@@ -51,6 +51,9 @@ public struct HandlerRegistration: Sendable, Hashable {
     public var requiresLandlock = false
     /// Limit*= keys (LimitNOFILE=, LimitAS=, ...), one per key, applied to each of its processes.
     public var limits: [HandlerLimit] = []
+    /// OutputLimit=: bytes of stdout and stderr forwarded to the journal per delivery; nil means no limit
+    /// (`infinity`). The rest is read and discarded, and counted.
+    public var outputLimit: Int64? = HandlerRegistration.defaultOutputLimit
     /// The [DocumentType] sections in file order.
     public var documentTypes: [DocumentType]
     /// The [ExportedType] sections in file order.
@@ -78,6 +81,28 @@ public struct HandlerRegistration: Sendable, Hashable {
         self.exportedTypes = exportedTypes
         self.importedTypes = importedTypes
         self.path = path
+    }
+}
+
+extension HandlerRegistration {
+    /// What a delivery may write to stdout and stderr together before the rest is dropped: 1 MiB.
+    public static let defaultOutputLimit: Int64 = 1 << 20
+
+    /// Parses an OutputLimit= value: bytes, with a K, M, G or T suffix (base 1024), or `infinity` (no limit, the
+    /// `.some(nil)`); nil when it is none of these.
+    public static func parseOutputLimit(_ text: String) -> Int64?? {
+        if text == "infinity" { return .some(nil) }
+        var digits = Substring(text)
+        var shift: Int64 = 0
+        if let last = digits.last, let power = ["K": 10, "M": 20, "G": 30, "T": 40][String(last).uppercased()] {
+            shift = Int64(power)
+            digits = digits.dropLast()
+        }
+        guard !digits.isEmpty, digits.utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }), let number = Int64(digits) else {
+            return nil
+        }
+        let (product, overflow) = number.multipliedReportingOverflow(by: 1 << shift)
+        return overflow ? nil : .some(product)
     }
 }
 

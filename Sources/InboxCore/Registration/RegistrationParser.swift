@@ -73,6 +73,7 @@ public enum RegistrationParser {
             importedTypes: importedTypes, path: path)
         registration.readWritePaths = handler.readWritePaths
         registration.requiresLandlock = handler.requiresLandlock
+        registration.outputLimit = handler.outputLimit
         registration.limits = HandlerLimit.Key.allCases.compactMap { handler.limits[$0] }
         return RegistrationFile(registration: registration, diagnostics: diagnostics)
     }
@@ -114,11 +115,12 @@ private struct HandlerSection {
     var environment: [String: String] = [:]
     var readWritePaths: [String] = []
     var requiresLandlock = false
+    var outputLimit: Int64? = HandlerRegistration.defaultOutputLimit
     var limits: [HandlerLimit.Key: HandlerLimit] = [:]
 
     /// Every key `read` knows; keep in step with its switch.
     static let keys: Set<String> = Set(["Identifier", "Name", "Exec", "User", "Group", "TimeoutSec", "MaxConcurrent",
-                                        "Environment", "ReadWritePaths", "RequireLandlock"]
+                                        "Environment", "ReadWritePaths", "RequireLandlock", "OutputLimit"]
                                        + HandlerLimit.Key.allCases.map(\.rawValue))
 
     mutating func read(_ section: INISection, sink: inout DiagnosticSink) {
@@ -173,6 +175,14 @@ private struct HandlerSection {
                     requiresLandlock = flag
                 } else {
                     sink.error(entry.line, "invalid RequireLandlock= '\(value.abbreviated)': expected yes or no")
+                }
+            case "OutputLimit":
+                if value.isEmpty {
+                    outputLimit = HandlerRegistration.defaultOutputLimit
+                } else if let limit = HandlerRegistration.parseOutputLimit(value) {
+                    outputLimit = limit
+                } else {
+                    sink.error(entry.line, "invalid \(entry.spelling) '\(value.abbreviated)': expected a size (64K, 1M) or infinity")
                 }
             default:
                 if let key = HandlerLimit.Key(rawValue: entry.key) {

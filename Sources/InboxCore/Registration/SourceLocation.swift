@@ -31,7 +31,7 @@ public struct SourceLocation: Sendable, Hashable, CustomStringConvertible {
 }
 
 /// A problem found while reading a file, with the place it was found.
-public struct Diagnostic: Sendable, Hashable, CustomStringConvertible {
+public struct Diagnostic: Error, Sendable, Hashable, CustomStringConvertible {
     /// Errors reject the file; warnings are reported and the file is still used.
     public enum Severity: Sendable, Hashable {
         case error, warning

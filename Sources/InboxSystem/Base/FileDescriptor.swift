@@ -105,6 +105,22 @@ public struct FileDescriptor: Hashable, Sendable {
         _ = try retryingErrno { sys_fcntl(rawValue, F_SETFD, FD_CLOEXEC) }.get()
     }
 
+    /// Sets O_NONBLOCK with one fcntl(2) F_SETFL, clearing the other flags F_SETFL sets (O_APPEND, O_ASYNC,
+    /// O_DIRECT, O_NOATIME): for a pipe or socket made without them.
+    public func setNonBlocking() throws(Errno) {
+        _ = try retryingErrno { sys_fcntl(rawValue, F_SETFL, O_NONBLOCK) }.get()
+    }
+
+    /// A second descriptor for the same open file (fcntl(2) F_DUPFD_CLOEXEC), closed separately.
+    public func duplicate() throws(Errno) -> FileDescriptor {
+        FileDescriptor(rawValue: try retryingErrno { sys_fcntl(rawValue, F_DUPFD_CLOEXEC, 0) }.get())
+    }
+
+    /// One write(2), retried on EINTR: how many bytes it took, at least one (EAGAIN is thrown).
+    public func write(some bytes: UnsafeRawBufferPointer) throws(Errno) -> Int {
+        try retryingErrno { sys_write(rawValue, bytes) }.get()
+    }
+
     /// poll(2) on this descriptor alone: the events that are ready (`revents`), 0 when `timeout` passed first.
     /// nil waits for ever. An EINTR starts the wait again with the whole timeout.
     public func poll(_ events: CShort, timeout: Duration?) throws(Errno) -> CShort {

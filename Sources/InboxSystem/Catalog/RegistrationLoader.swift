@@ -24,7 +24,10 @@ public enum RegistrationLoader {
 
     /// Reads every `*.handler` and `*.plist` in the search path; types resolve against the built-in table, the registrations'
     /// declarations and the host's MIME database. Never throws: each problem is a diagnostic.
-    public static func load(directories: [String], mime: MIMEDatabase = .empty) -> LoadedRegistrations {
+    /// A file, a directory above it or the program it names that someone else could have written is refused
+    /// (`RegistrationTrust`).
+    public static func load(directories: [String], mime: MIMEDatabase = .empty,
+                            trust: RegistrationTrust = .current) -> LoadedRegistrations {
         var loaded = LoadedRegistrations()
         var seen: Set<String> = []
         var files: [String] = []
@@ -43,16 +46,21 @@ public enum RegistrationLoader {
         var declarations: [TypeDeclaration] = []
         for path in files.sorted(by: { fileName($0) < fileName($1) }) {
             let parsed: RegistrationFile
-            switch readBounded(path, limit: RegistrationParser.maximumSize) {
+            switch read(path, trust: trust) {
             case .success(let bytes):
                 parsed = RegistrationParser.parse(bytes, path: path)
-            case .failure(let message):
-                loaded.diagnostics.append(Diagnostic(.error, at: SourceLocation(file: path, line: 1), message.description))
+            case .failure(let diagnostic):
+                loaded.diagnostics.append(diagnostic)
                 loaded.rejected.append(path)
                 continue
             }
             loaded.diagnostics += parsed.diagnostics
             guard let registration = parsed.registration else {
+                loaded.rejected.append(path)
+                continue
+            }
+            if let refusal = programRefusal(registration, trust: trust) {
+                loaded.diagnostics.append(refusal)
                 loaded.rejected.append(path)
                 continue
             }
@@ -99,6 +107,30 @@ public enum RegistrationLoader {
                            "ContentTypes= names MIME type '\(token)', which no type and no shared-mime-info entry declares")
             }
         }
+    }
+
+    /// The bytes of a registration file that `trust` accepts: the path walked (directories, symlinks, the file),
+    /// then the opened file's own fstat(2), so that a file swapped in after the walk is refused too.
+    /// A refusal is an error for the file as a whole (`file: reason`).
+    public static func read(_ path: String, trust: RegistrationTrust = .current) -> Result<[UInt8], Diagnostic> {
+        let whole = SourceLocation(file: path, position: "")
+        if case .refused(let reason) = trust.walk(path, last: "registration") {
+            return .failure(Diagnostic(.error, at: whole, "refused: \(reason)"))
+        }
+        switch readBounded(path, limit: RegistrationParser.maximumSize, accepting: { trust.objection(to: $0, "the file") }) {
+        case .success(let file): return .success(file.bytes)
+        case .failure(.refused(let reason)): return .failure(Diagnostic(.error, at: whole, "refused: \(reason)"))
+        case .failure(let error): return .failure(Diagnostic(.error, at: SourceLocation(file: path, line: 1), error.description))
+        }
+    }
+
+    /// Why the program the registration's Exec= names may not be run: it, a directory on its path or a symlink on
+    /// the way (resolved) is not `trust`ed. A program that does not exist is not refused here (starting it fails).
+    public static func programRefusal(_ registration: HandlerRegistration, trust: RegistrationTrust = .current) -> Diagnostic? {
+        guard let program = registration.exec.arguments.first,
+              case .refused(let reason) = trust.walk(program, last: "program") else { return nil }
+        return Diagnostic(.error, at: SourceLocation(file: registration.path, position: ""),
+                          "refused: Exec= program \(program): \(reason)")
     }
 
     static func fileName(_ path: String) -> String {

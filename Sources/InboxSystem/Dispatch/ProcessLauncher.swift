@@ -2,8 +2,9 @@ import Glibc
 import InboxCore
 
 /// Starts one handler process per delivery: `Exec=` expanded for the file, the delivery on stdin and in the
-/// environment, its identity, limits and Landlock ruleset, stdout and stderr to the journal. It owns its processes:
-/// it watches each through the event loop, and when one exits it stops what that handler left running.
+/// environment, its identity, limits and Landlock ruleset, stdout and stderr to the journal through an `OutputRelay`
+/// (at most the registration's OutputLimit=). It owns its processes: it watches each through the event loop, and
+/// when one exits it stops what that handler left running.
 final class ProcessLauncher: Launcher {
     /// One handler process.
     final class Attempt: LaunchedAttempt {
@@ -11,6 +12,10 @@ final class ProcessLauncher: Launcher {
         let handler: String
         let deliveryID: String
         var childSource: EventSource?
+        /// Its stdout and stderr; finished when it exits.
+        var output: OutputRelay?
+        /// The delivery's journal fields, for the relay's entry.
+        var fields: JournalFields = []
 
         init(pid: Int32, handler: String, deliveryID: String) {
             self.pid = pid
@@ -37,6 +42,8 @@ final class ProcessLauncher: Launcher {
     private var orphans: [pid_t: EventSource] = [:]
     /// One ruleset per handler, applied by each of its children; rebuilt after a reload.
     private var rulesets: [String: LandlockRuleset] = [:]
+    /// Relays of exited handlers still writing to a journal that pushed back.
+    private var flushing: [ObjectIdentifier: OutputRelay] = [:]
 
     init(loop: EventLoop, logger: Logger, catalog: HandlerCatalog, landlockABI: Int, landlockMode: LandlockMode,
          ownChildren: @escaping () -> [pid_t]) {
@@ -86,21 +93,33 @@ final class ProcessLauncher: Launcher {
             let why = registration.requiresLandlock ? "its registration says RequireLandlock=yes" : "Landlock=require"
             return .refused("refused: \(why), and Landlock is not available")
         }
+        let output: OutputRelay
+        do {
+            output = try OutputRelay(loop: loop, logger: logger, stream: logger.outputStream(for: delivery.handler),
+                                     limit: registration.outputLimit)
+        } catch {
+            return .failed("\(error)")
+        }
+        // The handler has its end; once it runs (or could not be started), the agent closes its copy.
+        defer { output.handlerEnd.close() }
         let process: SpawnedProcess
         do {
             let stdin = try makeStandardInput(name: "inboxd-delivery", contents: delivery.stdinDocument())
             defer { stdin.close() }
             var request = SpawnRequest(handler: registration, delivery: delivery, tmp: container.tmp, identity: identity,
-                                       standardInput: stdin, output: logger.outputStream(for: delivery.handler))
+                                       standardInput: stdin, output: output.handlerEnd)
             request.workingDirectory = container.documents
             request.landlockRuleset = ruleset?.descriptor
             process = try spawn(request)
         } catch {
+            output.finish(fields: [], closed: { _ in })
             return .failed("\(error)")
         }
         // The event loop watches the child through a pidfd of its own; ours is not needed.
         process.pidfd.close()
         let attempt = Attempt(pid: process.pid, handler: delivery.handler, deliveryID: delivery.id)
+        attempt.output = output
+        attempt.fields = delivery.journalFields()
         do {
             let source = try loop.addChild(pid: process.pid) { [unowned self, unowned attempt] status in
                 self.exited(attempt, status: status, ended: ended)
@@ -111,6 +130,7 @@ final class ProcessLauncher: Launcher {
             // Without a child source the outcome could never be learnt: stop it now and count the start as failed.
             _ = Signals.send(SIGKILL, to: process.pid)
             _ = waitForExit(pid: process.pid)
+            output.finish(fields: [], closed: { _ in })
             return .failed("\(error)")
         }
         running[process.pid] = attempt
@@ -129,10 +149,20 @@ final class ProcessLauncher: Launcher {
         attempt.signalGroup(SIGKILL)
         killLeftovers(of: attempt)
         attempt.childSource = nil
+        finishOutput(of: attempt)
         switch status {
         case .exited(let code): ended(.exited(code))
         case .signaled(let signal): ended(.signaled(signal))
         }
+    }
+
+    /// Reads what the handler left in its pipe and says what was dropped; a relay the journal still pushes back on
+    /// is kept until it has written the rest.
+    private func finishOutput(of attempt: Attempt) {
+        guard let output = attempt.output else { return }
+        attempt.output = nil
+        flushing[ObjectIdentifier(output)] = output
+        output.finish(fields: attempt.fields) { [unowned self] relay in self.flushing[ObjectIdentifier(relay)] = nil }
     }
 
     /// Stops what a finished handler left running once nothing else of its identity runs: with an identity of its

@@ -37,6 +37,9 @@ public final class EventLoop {
     /// CLOCK_MONOTONIC now.
     public static func now() -> Duration { MonotonicClock.now }
 
+    /// The `events` of `addIO` for a descriptor that can be written (EPOLLOUT).
+    public static let writable = EPOLLOUT.rawValue
+
     /// Calls `handler` with the poll events whenever `fd` is ready (level-triggered).
     public func addIO(_ fd: FileDescriptor, events: UInt32 = EPOLLIN.rawValue,
                       _ handler: @escaping (UInt32) -> Void) throws(SystemError) -> EventSource {

@@ -4,6 +4,7 @@ public enum JournalEvent: String, Sendable, CaseIterable {
     case registrationsLoaded = "registrations-loaded"
     case registrationError = "registration-error"
     case overflow, started, stopping
+    case outputDropped = "output-dropped"
 
     /// 128-bit id in journal form; the last digit tells the kinds apart.
     public var messageID: String {
@@ -23,6 +24,7 @@ public enum JournalEvent: String, Sendable, CaseIterable {
         case .started: "d"
         case .stopping: "e"
         case .mismatch: "f"
+        case .outputDropped: "0"
         }
         return "3b0a2c9d6e1f4a7b8c5d2e0f1a3b4c5" + digit
     }
@@ -31,7 +33,7 @@ public enum JournalEvent: String, Sendable, CaseIterable {
     var isDeliveryEvent: Bool {
         switch self {
         case .arrived, .dispatched, .finished, .retry, .failed, .unhandled, .violation, .removed, .rejected,
-             .mismatch: true
+             .mismatch, .outputDropped: true
         default: false
         }
     }

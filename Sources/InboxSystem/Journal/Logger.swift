@@ -17,15 +17,13 @@ public final class Logger {
     public let target: LogTarget
     public let threshold: LogPriority
     public let identifier: String
-    private var streams: [String: FileDescriptor] = [:]
+    private var streams: [String: HandlerOutputStream] = [:]
 
     public init(target: LogTarget, threshold: LogPriority = .info, identifier: String = "inboxd") {
         self.target = target.resolved()
         self.threshold = threshold
         self.identifier = identifier
     }
-
-    deinit { for fd in streams.values { fd.close() } }
 
     public func isEnabled(_ priority: LogPriority) -> Bool { priority >= threshold }
 
@@ -72,29 +70,45 @@ public final class Logger {
         FileDescriptor.standardError.write(all: line)
     }
 
-    /// A descriptor for a handler's stdout and stderr: a journal stream under the handler's
-    /// identifier, shared by all its runs, or the agent's own stderr without a journal.
-    /// The logger keeps ownership; callers must not close it.
-    public func outputStream(for handler: String) -> FileDescriptor {
-        if let fd = streams[handler] { return fd }
-        var fd = FileDescriptor.standardError
+    /// Where a handler's stdout and stderr go (an `OutputRelay` writes them there): a journal stream under the
+    /// handler's identifier, shared by all its runs and non-blocking (the agent must never wait for journald), or
+    /// the agent's own stderr without a journal. Each relay holds on to the stream it was given, so a reset (after
+    /// a journald restart) never closes one still being written.
+    public func outputStream(for handler: String) -> HandlerOutputStream {
+        if let stream = streams[handler] { return stream }
         if target == .journal {
             let result = sys_sd_journal_stream_fd(handler, CInt(LogPriority.info.rawValue), 0)
             if result >= 0 {
-                fd = FileDescriptor(rawValue: result)
-                // sd_journal_stream_fd(3) makes it without FD_CLOEXEC; handlers get it as fd 1 and 2 only.
+                let fd = FileDescriptor(rawValue: result)
+                // sd_journal_stream_fd(3) makes it without FD_CLOEXEC; handlers never get it (they write to a pipe).
                 try? fd.setCloseOnExec()
+                try? fd.setNonBlocking()
+                let stream = HandlerOutputStream(fd, owned: true)
+                streams[handler] = stream
+                return stream
             }
         }
-        if fd != .standardError { streams[handler] = fd }
-        return fd
+        return HandlerOutputStream(.standardError, owned: false)
     }
 
-    /// Drops a cached stream, e.g. after journald restarted and the socket broke.
+    /// Drops the cached streams, e.g. after journald restarted and the socket broke; each is closed once the
+    /// relays still writing to it are done.
     public func resetStreams() {
-        for fd in streams.values { fd.close() }
         streams.removeAll()
     }
+}
+
+/// A handler's journal stream (or the agent's stderr), closed when the logger and every relay using it let go.
+public final class HandlerOutputStream {
+    public let descriptor: FileDescriptor
+    private let owned: Bool
+
+    init(_ descriptor: FileDescriptor, owned: Bool) {
+        self.descriptor = descriptor
+        self.owned = owned
+    }
+
+    deinit { if owned { descriptor.close() } }
 }
 
 /// One journal entry as `KEY=value` fields in one buffer, sent with one sd_journal_sendv(3).
