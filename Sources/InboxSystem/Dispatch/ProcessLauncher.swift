@@ -94,6 +94,11 @@ final class ProcessLauncher: Launcher {
                                        standardInput: stdin, output: logger.outputStream(for: delivery.handler))
             request.workingDirectory = container.documents
             request.landlockRuleset = ruleset?.descriptor
+            // A handler dies with the agent, so a crash cannot leave it running beside the redelivery of its file.
+            // PR_SET_PDEATHSIG fires when the spawning *thread* exits; the agent is single-threaded (its one thread
+            // lives as long as it does). The child sets it after its credential change and checks the parent is still
+            // there (spawn.c); what the handler starts itself is stopped at the next start (stopEarlierRun).
+            request.parentDeathSignal = SIGKILL
             process = try spawn(request)
         } catch {
             return .failed("\(error)")
