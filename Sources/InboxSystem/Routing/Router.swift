@@ -92,11 +92,8 @@ final class Router {
         case .success(let (newName, copy)):
             if arrival.hasSidecar { arrival.directory.moveSidecar(of: arrival.name, to: container.inbox, as: newName) }
             if let copy { handOver(copy, to: handler) }
-            // What the handler is given, after the agent's last change to it (rename updates the change time).
-            let identity = FileIdentity(copy ?? arrival.file.descriptor)
             copy?.close()
-            dispatcher.enqueue(delivery(of: arrival, to: handler, in: container, as: newName, chosenBy: chosenBy, type: type),
-                               placed: identity)
+            dispatcher.enqueue(delivery(of: arrival, to: handler, in: container, as: newName, chosenBy: chosenBy, type: type))
         case .failure(let error):
             logger.log(.error, "Cannot move \(arrival.shown) into \(container.inbox.path): \(error); it stays where it is",
                        fields: ["INBOX_FILE": arrival.shown, "INBOX_HANDLER": handler, "INBOX_DELIVERY_ID": arrival.id])
@@ -105,9 +102,11 @@ final class Router {
 
     private func delivery(of arrival: Arrival, to handler: String, in container: Container, as name: String,
                           chosenBy: Delivery.ChosenBy, type: ResolvedType) -> Delivery {
-        Delivery(id: arrival.id, handler: handler, chosenBy: chosenBy, name: name, path: container.inbox.child(name),
+        var delivery = Delivery(id: arrival.id, handler: handler, chosenBy: chosenBy, name: name, path: container.inbox.child(name),
                  documents: container.documents, contentType: type.identifier, typeSource: type.source, contentTypes: [],
                  sender: arrival.metadata, sourceUID: arrival.sourceUID, hasSidecar: arrival.hasSidecar, attempt: arrival.attempts)
+        delivery.redelivered = arrival.redelivered
+        return delivery
     }
 
     /// Makes the Inbox copy the agent's and readable by the handler's group only (docs/design.md, Security model:
@@ -234,6 +233,6 @@ final class Router {
         }
         let chosenBy: Delivery.ChosenBy = arrival.metadata.handler == container.handler ? .sender : .rank
         dispatcher.enqueue(delivery(of: arrival, to: container.handler, in: container, as: name, chosenBy: chosenBy,
-                                    type: type), placed: nil)
+                                    type: type))
     }
 }
