@@ -9,18 +9,9 @@ public enum AgentAttribute {
     /// Attempts that ended in failure so far; absent means none.
     public static let attempts = "user.inboxd.attempts"
     public static let failure = "user.inboxd.failure"
-    /// "<n>", written just before attempt n is launched; "<n> stopped" once the agent's own shutdown stopped it. An
-    /// attempt recorded here and not among `attempts` never ended as far as the agent knows: a crash cut it short.
+    /// "<n>", written just before attempt n is launched; "<n> stopped" once the agent's own shutdown stopped it
+    /// (read as `RecordedAttempts`).
     public static let started = "user.inboxd.started"
-
-    /// The attempt `started` records, and whether the agent's shutdown stopped it.
-    public static func started(_ attributes: ExtendedAttributes) -> (attempt: Int, stopped: Bool)? {
-        guard let text = attributes.readString(started, limit: 32) else { return nil }
-        let parts = text.split(separator: " ")
-        guard let attempt = parts.first.flatMap({ Int($0) }), attempt > 0,
-              parts.count == 1 || (parts.count == 2 && parts[1] == "stopped") else { return nil }
-        return (attempt, parts.count == 2)
-    }
 
     /// The delivery id and the sender's uid of `user.inboxd.delivery`, when the attribute is well formed.
     public static func delivery(_ attributes: ExtendedAttributes) -> (id: String, sourceUID: UInt32)? {

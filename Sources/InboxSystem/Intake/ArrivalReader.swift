@@ -30,18 +30,13 @@ final class ArrivalReader {
                            sourceUID: file.status.st_uid, attempts: 0, metadata: metadata, hasSidecar: hasSidecar)
         case .held:
             let stored = AgentAttribute.delivery(attributes)
-            var attempts = max(0, attributes.readString(AgentAttribute.attempts, limit: 16).flatMap { Int($0) } ?? 0)
-            // Started and not recorded as failed: it was running when the last run ended. A crash counts it as an
-            // attempt; the agent's own shutdown, which stopped it, does not. Either way the handler is told.
-            var redelivered = false
-            if let started = AgentAttribute.started(attributes), started.attempt > attempts {
-                redelivered = true
-                if !started.stopped { attempts = started.attempt }
-            }
+            // An attempt started and never ended (the last run crashed) counts, and the next one is a redelivery.
+            let recorded = RecordedAttempts(failed: attributes.readString(AgentAttribute.attempts, limit: 16),
+                                            started: attributes.readString(AgentAttribute.started, limit: 32))
             var arrival = Arrival(directory: directory, name: name, file: file, origin: origin,
                                   id: stored?.id ?? Self.newDeliveryID(), sourceUID: stored?.sourceUID ?? file.status.st_uid,
-                                  attempts: attempts, metadata: metadata, hasSidecar: hasSidecar)
-            arrival.redelivered = redelivered
+                                  attempts: recorded.count, metadata: metadata, hasSidecar: hasSidecar)
+            arrival.redelivered = recorded.redelivered
             return arrival
         }
     }
