@@ -8,6 +8,8 @@ final class Dispatcher {
     struct Entry: Queueable {
         var delivery: Delivery
         var lifecycle: DeliveryLifecycle
+        /// The Inbox copy as intake placed it (its identity taken after the move); nil for a retry or a recovered file.
+        var placed: FileIdentity?
         var sequence: UInt64
         var handler: String { delivery.handler }
     }
@@ -79,11 +81,11 @@ final class Dispatcher {
     var isIdle: Bool { running.isEmpty && queue.count == 0 }
     var isFull: Bool { queue.count >= limits.highWater }
 
-    /// Takes a delivery whose file lies in its container Inbox.
-    func enqueue(_ delivery: Delivery) {
+    /// Takes a delivery whose file lies in its container Inbox; `placed` when intake just moved it there.
+    func enqueue(_ delivery: Delivery, placed: FileIdentity?) {
         nextSequence += 1
         queue.append(Entry(delivery: delivery, lifecycle: DeliveryLifecycle(policy: limits.retryPolicy, attempts: delivery.attempt),
-                           sequence: nextSequence))
+                           placed: placed, sequence: nextSequence))
     }
 
     /// Starts queued deliveries while the global and per-handler limits allow, oldest first.
@@ -114,13 +116,17 @@ final class Dispatcher {
         // The attempt is recorded on the file before its handler can see it, so that one a crash cuts short is known at
         // the next start (ArrivalReader): one lsetxattr, by path, since the container Inbox is the agent's. That write
         // sets the change time, which the after-exit check compares, so the file's identity is taken after it, with
-        // one lstat that also finds a file that vanished or is no longer a regular file.
+        // one lstat that also finds a file that vanished or is no longer a regular file. A file intake placed must still
+        // be the one it placed, but for that change time: if its content changed while it was queued, the identity intake
+        // took stays the one compared, and the exit reports it.
         container.inbox.setAttribute(AgentAttribute.started, String(entry.lifecycle.nextAttempt), of: entry.delivery.name)
         let name = Array(entry.delivery.name.utf8)
-        let identity: FileIdentity
+        var identity: FileIdentity
         switch try? container.inbox.status(of: name) {
         case let st? where EntryKind(mode: st.st_mode) == .regular:
             identity = FileIdentity(st)
+            if let placed = entry.placed, !placed.sameContent(as: identity) { identity = placed }
+            entry.placed = nil
         case let st?:
             quarantine.moveAside(name, from: container.inbox, kind: EntryKind(mode: st.st_mode))
             perform(entry.lifecycle.fileGone(), for: entry)

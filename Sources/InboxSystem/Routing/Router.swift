@@ -92,8 +92,11 @@ final class Router {
         case .success(let (newName, copy)):
             if arrival.hasSidecar { arrival.directory.moveSidecar(of: arrival.name, to: container.inbox, as: newName) }
             if let copy { handOver(copy, to: handler) }
+            // What the handler is given, after the agent's last change to it (rename updates the change time).
+            let identity = FileIdentity(copy ?? arrival.file.descriptor)
             copy?.close()
-            dispatcher.enqueue(delivery(of: arrival, to: handler, in: container, as: newName, chosenBy: chosenBy, type: type))
+            dispatcher.enqueue(delivery(of: arrival, to: handler, in: container, as: newName, chosenBy: chosenBy, type: type),
+                               placed: identity)
         case .failure(let error):
             logger.log(.error, "Cannot move \(arrival.shown) into \(container.inbox.path): \(error); it stays where it is",
                        fields: ["INBOX_FILE": arrival.shown, "INBOX_HANDLER": handler, "INBOX_DELIVERY_ID": arrival.id])
@@ -233,6 +236,6 @@ final class Router {
         }
         let chosenBy: Delivery.ChosenBy = arrival.metadata.handler == container.handler ? .sender : .rank
         dispatcher.enqueue(delivery(of: arrival, to: container.handler, in: container, as: name, chosenBy: chosenBy,
-                                    type: type))
+                                    type: type), placed: nil)
     }
 }
