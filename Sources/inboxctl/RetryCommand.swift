@@ -87,7 +87,7 @@ enum RetryCommand: InboxctlCommand {
         let attributes = ExtendedAttributes(file.descriptor)
         // The agent strips its own attributes from a new arrival anyway; removing these here means a file that
         // sits in the Inbox before the agent runs again carries no stale failure.
-        for key in [AgentAttribute.failure, AgentAttribute.attempts] { attributes.remove(key) }
+        for key in [AgentAttribute.failure, AgentAttribute.attempts, AgentAttribute.started] { attributes.remove(key) }
         // As root the agent owns what it holds: give the file back to its sender, whose uid the agent recorded,
         // so the new arrival is not taken as sent by root (INBOX_SOURCE_UID).
         if CurrentProcess.effectiveUserID == 0, let uid = AgentAttribute.delivery(attributes)?.sourceUID,

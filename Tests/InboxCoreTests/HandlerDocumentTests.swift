@@ -60,10 +60,35 @@ struct HandlerDocumentTests {
             + "\"name\":\"My \\\"Photo\\\".png\",\"contentType\":\"public.png\","
             + "\"contentTypes\":[\"public.png\",\"public.image\",\"public.data\",\"public.content\",\"public.item\"],"
             + "\"sourceApplication\":\"com.example.sender\",\"sourceUID\":1000,\"annotation\":{\"page\": 3},"
-            + "\"deliveryID\":\"d-42\",\"attempt\":2,\"documents\":\"/var/lib/inboxd/containers/v/Documents\","
+            + "\"deliveryID\":\"d-42\",\"attempt\":2,\"redelivered\":false,\"documents\":\"/var/lib/inboxd/containers/v/Documents\","
             + "\"handler\":\"com.example.viewer\"}\n"
         let document = Self.metadata().stdinDocument()
         #expect(String(decoding: document, as: UTF8.self) == expected)
+        #expect(JSON.validate(document) == nil)
+    }
+
+    @Test func aRedeliveryAfterACrashSaysSo() {
+        var metadata = Self.metadata()
+        metadata.attempt = 3
+        metadata.redelivered = true
+        #expect(metadata.environment() == [
+            "INBOX_FILE=/var/lib/inboxd/containers/v/Inbox/My \"Photo\".png",
+            "INBOX_URL=file:///var/lib/inboxd/containers/v/Inbox/My%20%22Photo%22.png",
+            "INBOX_NAME=My \"Photo\".png",
+            "INBOX_CONTENT_TYPE=public.png",
+            "INBOX_CONTENT_TYPES=public.png public.image public.data public.content public.item",
+            "INBOX_SOURCE_APP=com.example.sender",
+            "INBOX_SOURCE_UID=1000",
+            "INBOX_ANNOTATION={\"page\": 3}",
+            "INBOX_DELIVERY_ID=d-42",
+            "INBOX_ATTEMPT=3",
+            "INBOX_REDELIVERED=1",
+            "INBOX_DOCUMENTS=/var/lib/inboxd/containers/v/Documents",
+            "INBOX_HANDLER=com.example.viewer",
+        ])
+        let document = metadata.stdinDocument()
+        #expect(String(decoding: document, as: UTF8.self)
+            .contains(#""deliveryID":"d-42","attempt":3,"redelivered":true,"documents":"#))
         #expect(JSON.validate(document) == nil)
     }
 

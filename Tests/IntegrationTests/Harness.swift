@@ -93,6 +93,8 @@ final class AgentHarness: @unchecked Sendable {
         if !environment.isEmpty {
             process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
         }
+        // A pipe per run: Foundation closes the write end it gave the previous one.
+        stderrPipe = Pipe()
         process.standardError = stderrPipe
         process.standardOutput = FileHandle.nullDevice
         // pid_max is 32768 here and a test run starts tens of thousands of processes: an earlier

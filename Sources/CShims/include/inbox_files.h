@@ -36,6 +36,11 @@ static inline int inbox_fsetxattr(int fd, const char *name, const void *value, s
     return fsetxattr(fd, name, value, size, 0);
 }
 
+// By path, never following a final symlink: for a file in a directory of the agent's own, without opening it.
+static inline int inbox_lsetxattr(const char *path, const char *name, const void *value, size_t size) {
+    return lsetxattr(path, name, value, size, 0);
+}
+
 static inline int inbox_fremovexattr(int fd, const char *name) { return fremovexattr(fd, name); }
 
 static inline ssize_t inbox_flistxattr(int fd, char *list, size_t size) { return flistxattr(fd, list, size); }

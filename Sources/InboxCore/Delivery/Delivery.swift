@@ -56,6 +56,9 @@ public struct Delivery: Sendable, Hashable {
     public var hasSidecar: Bool
     /// Attempts started so far; 1-based while one runs.
     public var attempt: Int
+    /// The attempt before this one never ended as far as the agent knows: the agent crashed (or its shutdown stopped
+    /// the handler) while it ran, so part of the work may be done. Cleared once an attempt of this run has ended.
+    public var redelivered = false
     /// Set when a viewer is run by `inboxctl preview`: the file is shown, not delivered.
     public var preview: Preview?
 

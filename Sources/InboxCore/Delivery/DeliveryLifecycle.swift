@@ -76,6 +76,8 @@ public struct DeliveryLifecycle: Sendable, Hashable {
         self.attempts = max(0, attempts)
     }
 
+    /// The attempt `start()` launches next.
+    public var nextAttempt: Int { attempts + 1 }
     public var isRunning: Bool { if case .running = state { true } else { false } }
     public var hasEnded: Bool { if case .ended = state { true } else { false } }
 

@@ -5,7 +5,8 @@ extension Delivery {
     public static let environmentAnnotationLimit = MetadataLimits.environmentAnnotationBytes
 
     /// The handler environment as "KEY=value" strings. INBOX_SOURCE_APP, INBOX_SOURCE_UID and INBOX_ANNOTATION are
-    /// omitted when absent; INBOX_ANNOTATION also when the annotation is over `environmentAnnotationLimit`.
+    /// omitted when absent, INBOX_REDELIVERED unless it is 1; INBOX_ANNOTATION also when the annotation is over
+    /// `environmentAnnotationLimit`.
     public func environment() -> [String] {
         var environment = [
             "INBOX_FILE=" + path,
@@ -22,6 +23,9 @@ extension Delivery {
         environment += [
             "INBOX_DELIVERY_ID=" + id,
             "INBOX_ATTEMPT=\(attempt)",
+        ]
+        if redelivered { environment.append("INBOX_REDELIVERED=1") }
+        environment += [
             "INBOX_DOCUMENTS=" + documents,
             "INBOX_HANDLER=" + handler,
         ]
@@ -48,6 +52,7 @@ extension Delivery {
         document += validAnnotation ?? Array("null".utf8)
         text = ",\"deliveryID\":" + JSON.quote(id)
         text += ",\"attempt\":\(attempt)"
+        text += ",\"redelivered\":\(redelivered)"
         text += ",\"documents\":" + JSON.quote(documents)
         text += ",\"handler\":" + JSON.quote(handler)
         if let preview {

@@ -104,6 +104,8 @@ public final class Agent {
         watcher.watch(handlerDirectories: settings.handlerDirectories)
         try watcher.watchInboxes(asRoot: CurrentProcess.isRoot)
         phase = .running
+        // What handlers of a crashed run still run goes before their files are delivered again.
+        launcher.stopEarlierRun(uids: state.containerOwners())
         // Files already there, or left over from a previous run, are taken now that the watches exist.
         router.recoverContainers()
         router.redispatchUnhandled()

@@ -8,8 +8,7 @@ final class Dispatcher {
     struct Entry: Queueable {
         var delivery: Delivery
         var lifecycle: DeliveryLifecycle
-        /// The Inbox copy as intake placed it (its identity taken after the move): start need not look at it again.
-        /// nil for a retry or a recovered file, which is looked at again with one lstat.
+        /// The Inbox copy as intake placed it (its identity taken after the move); nil for a retry or a recovered file.
         var placed: FileIdentity?
         var sequence: UInt64
         var handler: String { delivery.handler }
@@ -21,10 +20,10 @@ final class Dispatcher {
         let attempt: LaunchedAttempt
         let started: Duration
         /// The Inbox copy as the handler was given it; compared when it exits.
-        let identity: FileIdentity?
+        let identity: FileIdentity
         var timer: EventSource?
 
-        init(entry: Entry, attempt: LaunchedAttempt, started: Duration, identity: FileIdentity?) {
+        init(entry: Entry, attempt: LaunchedAttempt, started: Duration, identity: FileIdentity) {
             self.entry = entry
             self.attempt = attempt
             self.started = started
@@ -114,26 +113,30 @@ final class Dispatcher {
             perform(entry.lifecycle.handlerRemoved(), for: entry)
             return
         }
-        // The container Inbox is the agent's. A file intake placed there was checked and its identity taken after the
-        // move; any other (a retry, a recovered file) is looked at again with one lstat.
-        var identity = entry.placed
-        entry.placed = nil
-        if identity == nil {
-            let name = Array(entry.delivery.name.utf8)
-            switch try? container.inbox.status(of: name) {
-            case let st? where EntryKind(mode: st.st_mode) == .regular:
-                identity = FileIdentity(st)
-            case let st?:
-                quarantine.moveAside(name, from: container.inbox, kind: EntryKind(mode: st.st_mode))
-                perform(entry.lifecycle.fileGone(), for: entry)
-                return
-            default:
-                logger.log(.warning, "\(entry.delivery.path) vanished before its handler started", event: .removed,
-                           fields: ["INBOX_FILE": entry.delivery.path, "INBOX_HANDLER": handler,
-                                    "INBOX_DELIVERY_ID": entry.delivery.id])
-                perform(entry.lifecycle.fileGone(), for: entry)
-                return
-            }
+        // The attempt is recorded on the file before its handler can see it, so that one a crash cuts short is known at
+        // the next start (ArrivalReader): one lsetxattr, by path, since the container Inbox is the agent's. That write
+        // sets the change time, which the after-exit check compares, so the file's identity is taken after it, with
+        // one lstat that also finds a file that vanished or is no longer a regular file. A file intake placed must still
+        // be the one it placed, but for that change time: if its content changed while it was queued, the identity intake
+        // took stays the one compared, and the exit reports it.
+        container.inbox.setAttribute(AgentAttribute.started, String(entry.lifecycle.nextAttempt), of: entry.delivery.name)
+        let name = Array(entry.delivery.name.utf8)
+        var identity: FileIdentity
+        switch try? container.inbox.status(of: name) {
+        case let st? where EntryKind(mode: st.st_mode) == .regular:
+            identity = FileIdentity(st)
+            if let placed = entry.placed, !placed.sameContent(as: identity) { identity = placed }
+            entry.placed = nil
+        case let st?:
+            quarantine.moveAside(name, from: container.inbox, kind: EntryKind(mode: st.st_mode))
+            perform(entry.lifecycle.fileGone(), for: entry)
+            return
+        default:
+            logger.log(.warning, "\(entry.delivery.path) vanished before its handler started", event: .removed,
+                       fields: ["INBOX_FILE": entry.delivery.path, "INBOX_HANDLER": handler,
+                                "INBOX_DELIVERY_ID": entry.delivery.id])
+            perform(entry.lifecycle.fileGone(), for: entry)
+            return
         }
         guard case .launch(let attempt) = entry.lifecycle.start() else { return }
         entry.delivery.attempt = attempt
@@ -183,7 +186,8 @@ final class Dispatcher {
 
     /// How the Inbox copy changed while its handler ran, if it is still there and did.
     private func integrityViolation(of run: Running) -> String? {
-        guard let before = run.identity, let container = state.openedContainer(for: run.entry.handler),
+        let before = run.identity
+        guard let container = state.openedContainer(for: run.entry.handler),
               let st = try? container.inbox.status(of: Array(run.entry.delivery.name.utf8)) else { return nil }
         let after = FileIdentity(st)
         return after == before ? nil : before.differences(from: after)
@@ -220,7 +224,10 @@ final class Dispatcher {
             guard let delay, let timer = try? loop.addTimer(after: delay, accuracy: .milliseconds(10), { [unowned self] in
                 self.retryDue(delivery.id)
             }) else { return }
-            waiting[delivery.id] = (entry, timer)
+            // The attempt that followed a cut-short one has ended: the next is an ordinary retry.
+            var again = entry
+            again.delivery.redelivered = false
+            waiting[delivery.id] = (again, timer)
         case .fail(let reason, let outcome):
             quarantine.fail(delivery, reason: reason, outcome: outcome, duration: duration, from: inbox)
         case .reportViolation(let change, let outcome):
@@ -236,7 +243,10 @@ final class Dispatcher {
             queue.append(again)
         case .cancelRetry:
             waiting[delivery.id] = nil
-        case .launch, .keepForNextStart, .none:
+        case .keepForNextStart:
+            // Stopped by the agent's own shutdown: not counted as an attempt, but the handler is told at the next start.
+            inbox?.setAttribute(AgentAttribute.started, "\(delivery.attempt) stopped", of: delivery.name)
+        case .launch, .none:
             break
         }
     }

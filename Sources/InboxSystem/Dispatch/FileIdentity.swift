@@ -27,6 +27,12 @@ struct FileIdentity: Equatable {
             && a.changed.tv_sec == b.changed.tv_sec && a.changed.tv_nsec == b.changed.tv_nsec
     }
 
+    /// The same file with the same data: everything but the change time (which an attribute the agent writes sets).
+    func sameContent(as other: FileIdentity) -> Bool {
+        device == other.device && inode == other.inode && size == other.size
+            && modified.tv_sec == other.modified.tv_sec && modified.tv_nsec == other.modified.tv_nsec
+    }
+
     /// What differs, for the journal: "size 12 → 0, modification time, change time".
     func differences(from other: FileIdentity) -> String {
         var parts: [String] = []

@@ -20,11 +20,16 @@ enum Leftovers {
 
     /// Sends SIGKILL to every process whose real, effective or saved uid is `uid`; returns how many.
     @discardableResult
-    static func kill(uid: UInt32) -> Int {
-        guard DynamicIdentity.contains(uid) else { return 0 }
+    static func kill(uid: UInt32) -> Int { kill(uids: [uid]) }
+
+    /// The same for several identities of their own, in one pass over /proc; any other uid is left alone.
+    @discardableResult
+    static func kill(uids: Set<UInt32>) -> Int {
+        let uids = uids.filter(DynamicIdentity.contains)
+        guard !uids.isEmpty else { return 0 }
         var killed = 0
         for name in FileSystem.entries(atPath: "/proc") {
-            guard let pid = pid_t(displayName(name)), pid > 1, owner(of: pid).contains(uid) else { continue }
+            guard let pid = pid_t(displayName(name)), pid > 1, owner(of: pid).contains(where: uids.contains) else { continue }
             if Signals.send(SIGKILL, to: pid) == nil { killed += 1 }
         }
         return killed

@@ -69,6 +69,20 @@ final class ProcessLauncher: Launcher {
         logger.log(.warning, "\(why): \(consequence)", fields: ["INBOX_LANDLOCK_ABI": "0"])
     }
 
+    /// At start-up, before anything is relaunched: stops what an earlier run's handlers may still be running. After a
+    /// crash PR_SET_PDEATHSIG has killed each handler, but not what it started (a child of a shell script, a daemon),
+    /// which would go on working on a file while it is delivered again. Every process of an identity of its own
+    /// (`uids`: the owners of the containers) is such a leftover. Processes of a named `User=`, or of the agent's own
+    /// uid when it is not root, cannot be told from that user's others and are left alone: for those handlers only
+    /// the direct child is sure to be gone (docs/design.md, Reliability).
+    func stopEarlierRun(uids: Set<UInt32>) {
+        let killed = Leftovers.kill(uids: uids)
+        if killed > 0 {
+            logger.log(.notice, "Killed \(killed) process(es) that handlers of an earlier run left running",
+                       fields: ["INBOX_KILLED": String(killed)])
+        }
+    }
+
     func use(_ catalog: HandlerCatalog) {
         self.catalog = catalog
         rulesets.removeAll()
@@ -110,6 +124,11 @@ final class ProcessLauncher: Launcher {
                                        standardInput: stdin, output: output.handlerEnd)
             request.workingDirectory = container.documents
             request.landlockRuleset = ruleset?.descriptor
+            // A handler dies with the agent, so a crash cannot leave it running beside the redelivery of its file.
+            // PR_SET_PDEATHSIG fires when the spawning *thread* exits; the agent is single-threaded (its one thread
+            // lives as long as it does). The child sets it after its credential change and checks the parent is still
+            // there (spawn.c); what the handler starts itself is stopped at the next start (stopEarlierRun).
+            request.parentDeathSignal = SIGKILL
             process = try spawn(request)
         } catch {
             output.finish(fields: [], closed: { _ in })

@@ -117,6 +117,14 @@ public final class Directory {
         throw SystemError("fstatat", path: child(displayName(name)), errno: .current)
     }
 
+    /// Sets an extended attribute of an entry by its path (lsetxattr(2)), without opening it or following a link: one
+    /// system call, for files in the agent's own directories.
+    @discardableResult
+    public func setAttribute(_ key: String, _ value: String, of name: String) -> Errno? {
+        let result = Array(value.utf8).withUnsafeBytes { sys_lsetxattr(child(name), key, $0) }
+        return result == 0 ? nil : .current
+    }
+
     /// Moves an entry into another directory without replacing anything there (renameat2(2)).
     /// The entry itself is never opened or followed, whatever it is.
     public func move(_ name: [UInt8], to target: Directory, as newName: [UInt8]) -> Errno? {

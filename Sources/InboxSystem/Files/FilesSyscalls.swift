@@ -30,6 +30,10 @@ func sys_fsetxattr(_ fd: CInt, _ name: String, _ value: UnsafeRawBufferPointer) 
     inbox_fsetxattr(fd, name, value.baseAddress, value.count)
 }
 
+func sys_lsetxattr(_ path: String, _ name: String, _ value: UnsafeRawBufferPointer) -> CInt {
+    inbox_lsetxattr(path, name, value.baseAddress, value.count)
+}
+
 func sys_fremovexattr(_ fd: CInt, _ name: String) -> CInt { inbox_fremovexattr(fd, name) }
 
 func sys_flistxattr(_ fd: CInt, _ buffer: UnsafeMutableRawBufferPointer?) -> Int {

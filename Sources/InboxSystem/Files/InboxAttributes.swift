@@ -9,6 +9,9 @@ public enum AgentAttribute {
     /// Attempts that ended in failure so far; absent means none.
     public static let attempts = "user.inboxd.attempts"
     public static let failure = "user.inboxd.failure"
+    /// "<n>", written just before attempt n is launched; "<n> stopped" once the agent's own shutdown stopped it
+    /// (read as `RecordedAttempts`).
+    public static let started = "user.inboxd.started"
 
     /// The delivery id and the sender's uid of `user.inboxd.delivery`, when the attribute is well formed.
     public static func delivery(_ attributes: ExtendedAttributes) -> (id: String, sourceUID: UInt32)? {

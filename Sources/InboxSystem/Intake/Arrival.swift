@@ -20,8 +20,10 @@ public struct Arrival {
     public let id: String
     /// The uid that owned the file when it was dropped.
     public let sourceUID: UInt32
-    /// Failed attempts recorded on the file.
+    /// Attempts recorded on the file: those that failed, and one a crash cut short.
     public let attempts: Int
+    /// An attempt started and never ended as far as the agent knows (a crash, or its shutdown, stopped it).
+    public var redelivered = false
     public let metadata: SenderMetadata
     /// Its metadata came in a sidecar `.<name>.inbox-meta`, which goes where the file goes.
     public let hasSidecar: Bool

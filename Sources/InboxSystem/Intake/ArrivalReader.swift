@@ -27,10 +27,14 @@ final class ArrivalReader {
                            sourceUID: file.status.st_uid, attempts: 0, metadata: metadata, hasSidecar: hasSidecar)
         case .held:
             let stored = AgentAttribute.delivery(attributes)
-            let attempts = attributes.readString(AgentAttribute.attempts, limit: 16).flatMap { Int($0) } ?? 0
-            return Arrival(directory: directory, name: name, file: file, origin: origin,
-                           id: stored?.id ?? Self.newDeliveryID(), sourceUID: stored?.sourceUID ?? file.status.st_uid,
-                           attempts: max(0, attempts), metadata: metadata, hasSidecar: hasSidecar)
+            // An attempt started and never ended (the last run crashed) counts, and the next one is a redelivery.
+            let recorded = RecordedAttempts(failed: attributes.readString(AgentAttribute.attempts, limit: 16),
+                                            started: attributes.readString(AgentAttribute.started, limit: 32))
+            var arrival = Arrival(directory: directory, name: name, file: file, origin: origin,
+                                  id: stored?.id ?? Self.newDeliveryID(), sourceUID: stored?.sourceUID ?? file.status.st_uid,
+                                  attempts: recorded.count, metadata: metadata, hasSidecar: hasSidecar)
+            arrival.redelivered = recorded.redelivered
+            return arrival
         }
     }
 

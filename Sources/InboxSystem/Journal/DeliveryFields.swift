@@ -10,7 +10,8 @@ extension Delivery {
         [("INBOX_FILE", file ?? path), ("INBOX_DELIVERY_ID", id), ("INBOX_HANDLER", handler),
          ("INBOX_CONTENT_TYPE", contentType), ("INBOX_TYPE_SOURCE", typeSource.rawValue),
          ("INBOX_SOURCE_APP", sourceApp), ("INBOX_SOURCE_UID", sourceUID.map { String($0) }),
-         ("INBOX_ATTEMPT", String(attempt)), ("INBOX_CHOSEN_BY", chosenBy.journalValue)]
+         ("INBOX_ATTEMPT", String(attempt)), ("INBOX_REDELIVERED", redelivered ? "1" : nil),
+         ("INBOX_CHOSEN_BY", chosenBy.journalValue)]
     }
 }
 

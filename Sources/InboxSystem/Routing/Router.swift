@@ -203,9 +203,11 @@ final class Router {
 
     private func delivery(of arrival: Arrival, to handler: String, in container: Container, as name: String,
                           chosenBy: Delivery.ChosenBy, type: ResolvedType) -> Delivery {
-        Delivery(id: arrival.id, handler: handler, chosenBy: chosenBy, name: name, path: container.inbox.child(name),
+        var delivery = Delivery(id: arrival.id, handler: handler, chosenBy: chosenBy, name: name, path: container.inbox.child(name),
                  documents: container.documents, contentType: type.identifier, typeSource: type.source, contentTypes: [],
                  sender: arrival.metadata, sourceUID: arrival.sourceUID, hasSidecar: arrival.hasSidecar, attempt: arrival.attempts)
+        delivery.redelivered = arrival.redelivered
+        return delivery
     }
 
     /// Makes the Inbox copy the agent's and readable by the handler's group only (docs/design.md, Security model:

@@ -71,6 +71,16 @@ public final class StateDirectories {
         }
     }
 
+    /// The owners of the containers' Documents/ (as root, the identities their handlers ran as).
+    public func containerOwners() -> Set<UInt32> {
+        guard let containers, let names = try? containers.entries() else { return [] }
+        return Set(names.compactMap { String(validating: $0, as: UTF8.self) }.compactMap { name in
+            guard let root = try? containers.subdirectory(name, create: false),
+                  let st = try? root.status(of: Array("Documents".utf8)) else { return nil }
+            return st.st_uid
+        })
+    }
+
     /// Visible entries of a directory, the count status.json reports.
     public static func visibleCount(_ directory: Directory?) -> Int {
         guard let directory else { return 0 }
