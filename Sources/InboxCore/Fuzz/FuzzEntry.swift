@@ -1,0 +1,85 @@
+/// What the fuzz targets in Tests/Fuzz and the corpus replay in InboxCoreTests feed each input to.
+///
+/// Each function runs parsers on untrusted bytes and returns the invariants the input broke, empty when
+/// none; a trap inside is a bug in the parser. The fuzz targets trap on a non-empty result, the tests assert it.
+public enum FuzzEntry {
+    /// The fuzz targets whose entry lives here, by the name `scripts/fuzz` knows them by.
+    public static let targets: [String: @Sendable ([UInt8]) -> [String]] = [
+        "registration": { registration($0) },
+        "plist-xml": { xmlPropertyList($0) },
+        "plist-binary": { binaryPropertyList($0) },
+        "json": { json($0) },
+        "sidecar": { sidecar($0) },
+    ]
+
+    /// The INI lexer and the registration parser: a `.handler` file, and the same bytes as agent configuration.
+    public static func registration(_ bytes: [UInt8]) -> [String] {
+        let document = INILexer.lex(bytes, path: "fuzz.handler", maximumSize: RegistrationParser.maximumSize)
+        var broken: [String] = []
+        let lines = bytes.count { $0 == 0x0A } + 1
+        for section in document.sections {
+            for entry in section.entries where entry.line < section.line || entry.line > lines {
+                broken.append("entry \(entry.key) has line \(entry.line), outside \(section.line)...\(lines)")
+            }
+        }
+        let file = RegistrationParser.parse(bytes, path: "fuzz.handler")
+        if file.registration != nil && bytes.count > RegistrationParser.maximumSize {
+            broken.append("a file over maximumSize gave a registration")
+        }
+        _ = ConfigurationParser.parseAgent(bytes, path: "fuzz.conf")
+        _ = ConfigurationParser.parseDefaults(bytes, path: "defaults.conf")
+        return broken
+    }
+
+    /// The XML property list reader, then the Info.plist mapping of what it read.
+    public static func xmlPropertyList(_ bytes: [UInt8]) -> [String] {
+        var reader = XMLPropertyListReader(bytes)
+        guard let root = try? reader.read() else { return [] }
+        _ = InfoPlist.read(root, path: "fuzz.plist")
+        return []
+    }
+
+    /// The binary property list reader (any input, with or without the `bplist` magic), then the Info.plist
+    /// mapping of what it read.
+    public static func binaryPropertyList(_ bytes: [UInt8]) -> [String] {
+        guard var reader = try? BinaryPropertyListReader(bytes), let root = try? reader.read() else { return [] }
+        _ = InfoPlist.read(root, path: "fuzz.plist")
+        return []
+    }
+
+    /// The JSON validator, and the readers built on it.
+    public static func json(_ bytes: [UInt8]) -> [String] {
+        var broken: [String] = []
+        let problem = JSON.validate(bytes)
+        if problem == nil {
+            if String(validating: bytes, as: UTF8.self) == nil { broken.append("validate accepted invalid UTF-8") }
+            if case .failure(let error) = JSONValue.parse(bytes) { broken.append("parse refused valid JSON: \(error)") }
+            if case .failure(let error) = JSON.members(bytes) { broken.append("members refused valid JSON: \(error)") }
+        } else if case .success = JSON.members(bytes) {
+            broken.append("members accepted what validate refused")
+        }
+        // Whatever the bytes say as text, quoting it gives a literal that reads back as the same string.
+        let text = String(decoding: bytes.prefix(4096), as: UTF8.self)
+        let literal = Array(JSON.quote(text).utf8)
+        if let reason = JSON.validate(literal) {
+            broken.append("quote wrote invalid JSON: \(reason)")
+        } else if (try? JSONValue.parse(literal).get())?.string != text {
+            broken.append("quote did not read back as the same string")
+        }
+        return broken
+    }
+
+    /// The sidecar parser, and its round trip: the document written for what was read reads back the same.
+    public static func sidecar(_ bytes: [UInt8]) -> [String] {
+        let (metadata, _) = Sidecar.parse(bytes)
+        let document = Sidecar.document(metadata)
+        let (again, problems) = Sidecar.parse(document)
+        var broken: [String] = []
+        if again != metadata { broken.append("the written document read back differently") }
+        if !problems.isEmpty { broken.append("the written document has problems: \(problems)") }
+        if let annotation = metadata.annotation, JSON.validate(annotation) != nil {
+            broken.append("an annotation that is not valid JSON was kept")
+        }
+        return broken
+    }
+}
