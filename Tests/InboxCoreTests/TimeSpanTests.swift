@@ -9,6 +9,8 @@ struct TimeSpanTests {
         ("0.5", .milliseconds(500)), ("2h", .seconds(7200)), ("1d", .seconds(86400)), ("1w", .seconds(604_800)),
         ("10us", .microseconds(10)), ("0", .zero), ("1 hour 1 minute 1 second", .seconds(3661)),
         ("100 msec", .milliseconds(100)),
+        // Nine digits of fraction times a large unit: the product does not fit in 64 bits (found by fuzzing).
+        ("4.888888888y", .microseconds(154_281_599_971_948)), ("0.999999999999M", .microseconds(2_629_799_997_370)),
     ] as [(String, Duration)])
     func parses(_ text: String, _ expected: Duration) throws {
         #expect(try TimeSpan.parse(text) == expected)

@@ -58,7 +58,9 @@ public enum TimeSpan {
                 throw TimeSpanError(message: "unknown time unit '\(unit)' in '\(trimmed.abbreviated)'")
             }
             let (wholePart, overflow1) = whole.multipliedReportingOverflow(by: microseconds)
-            let fractionPart = fraction * microseconds / fractionScale
+            // fraction < fractionScale, so the quotient is below `microseconds`; the product is taken at double width
+            // (nine digits of fraction times a year in µs does not fit in 64 bits).
+            let fractionPart = fractionScale.dividingFullWidth(microseconds.multipliedFullWidth(by: fraction)).quotient
             let (withFraction, overflow2) = wholePart.addingReportingOverflow(fractionPart)
             let (newTotal, overflow3) = total.addingReportingOverflow(withFraction)
             guard !overflow1, !overflow2, !overflow3, newTotal <= UInt64(Int64.max) else {
