@@ -30,24 +30,12 @@ extension Directory {
         if self === staging {
             staged = displayName(name)
         } else {
-            switch moveUnique(name, to: staging, preferred: stagingName) {
-            case .success(let newName):
+            switch transfer(name, file: file, to: staging, preferred: stagingName) {
+            case .success(let (newName, copied)):
                 staged = newName
-            case .failure(.crossDevice):
-                switch copyIn(file, to: staging, preferred: stagingName) {
-                case .success(let (newName, copied)):
-                    staged = newName
-                    copy = copied
-                    // Only the very file that was copied is removed. (The Inbox is sticky, so only its sender could
-                    // swap another in between this check and the unlink.)
-                    if let st = try? status(of: name), st.st_ino == file.status.st_ino, st.st_dev == file.status.st_dev {
-                        remove(name)
-                    }
-                case .failure(let error):
-                    return .failed(error)
-                }
+                copy = copied
             case .failure(let error):
-                return .failed(SystemError("renameat2", path: staging.child(stagingName), errno: error))
+                return .failed(error)
             }
         }
         if copy == nil {
@@ -72,9 +60,10 @@ extension Directory {
 }
 
 extension Directory {
-    /// Moves an entry of one of the agent's own directories (which no one else can write, so its name cannot be
-    /// swapped) into `target` under a free name. Across filesystems (EXDEV) it copies the open file instead, then
-    /// removes the original, and returns the copy, open. A file from a sender goes through `relocate` instead.
+    /// Moves an entry into `target` under a free name, without replacing anything there. Across filesystems (EXDEV)
+    /// it copies the open file instead, removes the original only if its name still leads to the copied inode, and
+    /// returns the copy, open. On its own it is for the agent's own directories (no one else can write them, so a
+    /// name cannot be swapped); a sender's file goes through `relocate`, which uses it to reach `staging`.
     public func transfer(_ name: [UInt8], file: OpenedFile, to target: Directory,
                          preferred: String) -> Result<(name: String, copy: FileDescriptor?), SystemError> {
         switch moveUnique(name, to: target, preferred: preferred) {
@@ -83,6 +72,8 @@ extension Directory {
         case .failure(.crossDevice):
             switch copyIn(file, to: target, preferred: preferred) {
             case .success(let (newName, copy)):
+                // Only the very file that was copied is removed. (A drop Inbox is sticky, so only its sender could
+                // swap another in between this check and the unlink.)
                 if let st = try? status(of: name), st.st_ino == file.status.st_ino, st.st_dev == file.status.st_dev {
                     remove(name)
                 }

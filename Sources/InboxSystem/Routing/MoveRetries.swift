@@ -30,8 +30,6 @@ final class MoveRetries {
         self.loop = loop
     }
 
-    var count: Int { entries.count }
-
     static func key(_ name: [UInt8], in directory: Directory) -> String { directory.child(displayName(name)) }
 
     /// Tries `name` again after the next wait of `backoff`. The retry number (1: the first of this outage, the one to
@@ -57,11 +55,10 @@ final class MoveRetries {
         return entry.retries
     }
 
-    /// Whether `name` waits for a retry.
-    func isWaiting(_ name: [UInt8], in directory: Directory) -> Bool { entries[Self.key(name, in: directory)] != nil }
-
-    /// The file was routed without a new wait (or is gone): its retries end.
+    /// The file was routed without a new wait (or is gone): its retries end. Called for every arrival, so nothing is
+    /// built while nothing waits.
     func forget(_ name: [UInt8], in directory: Directory) {
+        guard !entries.isEmpty else { return }
         entries[Self.key(name, in: directory)] = nil
     }
 }
