@@ -71,9 +71,10 @@ final class OutputRelay {
         writeEnd?.close()
     }
 
-    /// Reads until the pipe is empty or at its end, then logs the dropped count; `fields` name the delivery.
-    /// `closed` is called when nothing is left to write (at once, unless the journal is pushing back).
-    func finish(fields: JournalFields, closed: @escaping (OutputRelay) -> Void) {
+    /// Reads until the pipe is empty or at its end, then logs the dropped count; `fields` name the delivery (built only
+    /// when something was dropped). `closed` is called when nothing is left to write (at once, unless the journal is
+    /// pushing back).
+    func finish(fields: @autoclosure () -> JournalFields, closed: @escaping (OutputRelay) -> Void) {
         guard !finished else { return }
         finished = true
         self.closed = closed
@@ -90,7 +91,7 @@ final class OutputRelay {
         if dropped > 0 {
             let limitText = limit.map { "\($0) bytes" } ?? "none"
             logger.log(.notice, "Dropped \(dropped) bytes of output past the limit (\(limitText))", event: .outputDropped,
-                       fields: fields + [("INBOX_OUTPUT_DROPPED_BYTES", String(dropped)),
+                       fields: fields() + [("INBOX_OUTPUT_DROPPED_BYTES", String(dropped)),
                                          ("INBOX_OUTPUT_LIMIT", limit.map { String($0) })])
         }
         if pending.isEmpty { close() }

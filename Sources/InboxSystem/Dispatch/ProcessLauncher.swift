@@ -9,19 +9,19 @@ final class ProcessLauncher: Launcher {
     /// One handler process.
     final class Attempt: LaunchedAttempt {
         let pid: Int32
-        let handler: String
-        let deliveryID: String
+        /// What it delivers (its journal fields name the relay's entry, built only if there is one).
+        let delivery: Delivery
         var childSource: EventSource?
         /// Its stdout and stderr; finished when it exits.
         var output: OutputRelay?
-        /// The delivery's journal fields, for the relay's entry.
-        var fields: JournalFields = []
 
-        init(pid: Int32, handler: String, deliveryID: String) {
+        init(pid: Int32, delivery: Delivery) {
             self.pid = pid
-            self.handler = handler
-            self.deliveryID = deliveryID
+            self.delivery = delivery
         }
+
+        var handler: String { delivery.handler }
+        var deliveryID: String { delivery.id }
 
         /// Signals the handler's whole process group: it was made a session leader, so its descendants share its pid
         /// as group id. Safe from pid reuse while the leader is unreaped.
@@ -136,9 +136,8 @@ final class ProcessLauncher: Launcher {
         }
         // The event loop watches the child through a pidfd of its own; ours is not needed.
         process.pidfd.close()
-        let attempt = Attempt(pid: process.pid, handler: delivery.handler, deliveryID: delivery.id)
+        let attempt = Attempt(pid: process.pid, delivery: delivery)
         attempt.output = output
-        attempt.fields = delivery.journalFields()
         do {
             let source = try loop.addChild(pid: process.pid) { [unowned self, unowned attempt] status in
                 self.exited(attempt, status: status, ended: ended)
@@ -181,7 +180,7 @@ final class ProcessLauncher: Launcher {
         guard let output = attempt.output else { return }
         attempt.output = nil
         flushing[ObjectIdentifier(output)] = output
-        output.finish(fields: attempt.fields) { [unowned self] relay in self.flushing[ObjectIdentifier(relay)] = nil }
+        output.finish(fields: attempt.delivery.journalFields()) { [unowned self] relay in self.flushing[ObjectIdentifier(relay)] = nil }
     }
 
     /// Stops what a finished handler left running once nothing else of its identity runs: with an identity of its
