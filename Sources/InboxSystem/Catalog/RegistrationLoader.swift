@@ -44,7 +44,7 @@ public enum RegistrationLoader {
         }
         var identifiers: [String: String] = [:]
         var declarations: [TypeDeclaration] = []
-        for path in files.sorted(by: { fileName($0) < fileName($1) }) {
+        for path in files.sorted(by: { lastPathComponent($0) < lastPathComponent($1) }) {
             let parsed: RegistrationFile
             switch read(path, trust: trust) {
             case .success(let bytes):
@@ -131,10 +131,6 @@ public enum RegistrationLoader {
               case .refused(let reason) = trust.walk(program, last: "program") else { return nil }
         return Diagnostic(.error, at: SourceLocation(file: registration.path, position: ""),
                           "refused: Exec= program \(program): \(reason)")
-    }
-
-    static func fileName(_ path: String) -> String {
-        String(path.split(separator: "/").last ?? Substring(path))
     }
 
     /// A symlink to /dev/null (systemd's masking convention).

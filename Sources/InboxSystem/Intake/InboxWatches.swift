@@ -18,16 +18,13 @@ final class InboxWatches {
 
         init(path: String) { self.path = path }
 
+        /// The directory it is an entry of (a trailing slash is no component of its own).
         var parentPath: String {
-            let trimmed = path.count > 1 && path.hasSuffix("/") ? String(path.dropLast()) : path
-            guard let slash = trimmed.lastIndex(of: "/") else { return "." }
-            return slash == trimmed.startIndex ? "/" : String(trimmed[..<slash])
+            InboxCore.parentPath(path.count > 1 && path.hasSuffix("/") ? String(path.dropLast()) : path)
         }
 
-        var name: [UInt8] {
-            let trimmed = path.count > 1 && path.hasSuffix("/") ? String(path.dropLast()) : path
-            return Array((trimmed.split(separator: "/").last.map(String.init) ?? trimmed).utf8)
-        }
+        /// Its name in that directory.
+        var name: [UInt8] { Array(lastPathComponent(path).utf8) }
     }
 
     /// What an event means for the Inboxes.

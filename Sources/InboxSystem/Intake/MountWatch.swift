@@ -9,7 +9,7 @@ final class MountWatch {
     private var source: EventSource?
 
     init?(loop: EventLoop, _ changed: @escaping () -> Void) {
-        guard let file = try? FileDescriptor.open("/proc/self/mountinfo", O_RDONLY | O_CLOEXEC) else { return nil }
+        guard let file = try? FileDescriptor.open("/proc/self/mountinfo", .readOnly) else { return nil }
         self.file = file
         // Level-triggered: reading the poll state is what resets it, so each change is seen once.
         source = try? loop.addIO(file, events: EPOLLPRI.rawValue) { _ in changed() }

@@ -3,8 +3,8 @@ import InboxCore
 /// The agent's state directory, where the files themselves are the queue (docs/design.md, Directories):
 /// `containers/<handler>/{Inbox,Documents,tmp}` hold what is being delivered, `failed/` what was given up on or
 /// refused, `unhandled/` what waits for a handler, and `intake/` (0700) is where every file passes on its way into
-/// them, so that the inode that was checked is the one delivered (`Directory.relocate`). The agent creates them; `inboxctl retry` and `discard` open what
-/// exists.
+/// them, so that the inode that was checked is the one delivered (`Directory.relocate`). The agent creates them;
+/// `inboxctl retry` and `discard` open what exists.
 public final class StateDirectories {
     public static let containersName = "containers"
     public static let failedName = "failed"
