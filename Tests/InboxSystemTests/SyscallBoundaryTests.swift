@@ -114,7 +114,7 @@ struct FileDescriptorTests {
         let scratch = try ScratchDirectory()
         defer { scratch.remove() }
         try scratch.create("ro").close()
-        let readOnly = try FileDescriptor.open(scratch.path("ro"), O_RDONLY | O_CLOEXEC)
+        let readOnly = try FileDescriptor.open(scratch.path("ro"), .readOnly)
         defer { readOnly.close() }
         #expect(readOnly.write(all: [1, 2, 3]) == .badFileDescriptor)
         #expect(throws: Errno.badFileDescriptor) { try FileDescriptor(rawValue: -1).fsync() }

@@ -44,7 +44,7 @@ enum Leftovers {
 
     /// The first `limit` bytes of a /proc file; empty when it is gone.
     private static func read(_ path: String, limit: Int) -> [UInt8] {
-        guard let file = try? FileDescriptor.open(path, O_RDONLY | O_CLOEXEC) else { return [] }
+        guard let file = try? FileDescriptor.open(path, .readOnly) else { return [] }
         defer { file.close() }
         var buffer = [UInt8](repeating: 0, count: limit)
         let count = buffer.withUnsafeMutableBytes { (try? file.read(into: $0)) ?? 0 }

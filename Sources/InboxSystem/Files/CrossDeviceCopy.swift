@@ -9,7 +9,7 @@ extension Directory {
         let temporary = ".inboxd-copy-\(CurrentProcess.id)-\(source.status.st_ino)"
         let path = target.child(temporary)
         let copy: FileDescriptor
-        do { copy = try target.openFile(temporary, flags: O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode: 0o600) } catch {
+        do { copy = try target.openFile(temporary, .readWrite, options: [.create, .exclusive, .noFollow], permissions: 0o600) } catch {
             return .failure(SystemError("openat", path: path, errno: error))
         }
         func fail(_ operation: String, _ error: Errno) -> Result<(String, FileDescriptor), SystemError> {

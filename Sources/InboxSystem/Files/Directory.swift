@@ -46,7 +46,7 @@ public final class Directory {
     @discardableResult
     public func syncEntries() -> Bool {
         if (try? descriptor.fsync()) != nil { return true }
-        guard let readable = try? openFile(".", flags: O_RDONLY | O_DIRECTORY | O_CLOEXEC) else { return false }
+        guard let readable = try? openFile(".", .readOnly, options: .directory) else { return false }
         defer { readable.close() }
         return (try? readable.fsync()) != nil
     }
@@ -160,18 +160,6 @@ public final class Directory {
     /// The same, for a name the program chose (`"status.json"`).
     @discardableResult
     public func remove(_ name: String) -> Errno? { remove(Array(name.utf8)) }
-
-    /// Opens (or with O_CREAT creates) an entry with openat(2). `flags` should hold O_CLOEXEC, and O_NOFOLLOW unless
-    /// a link is meant to be followed; `mode` is for a file O_CREAT makes (less the umask).
-    public func openFile(_ name: [UInt8], flags: CInt, mode: mode_t = 0o600) throws(Errno) -> FileDescriptor {
-        FileDescriptor(rawValue: try retryingErrno({ withCName(name) { sys_openat(descriptor.rawValue, $0, flags, mode) } }).get())
-    }
-
-    /// The same, for a name the program chose.
-    public func openFile(_ name: String, flags: CInt, mode: mode_t = 0o600) throws(Errno) -> FileDescriptor {
-        try openFile(Array(name.utf8), flags: flags, mode: mode)
-    }
-
     /// Replaces (or creates) `name` with a file holding `bytes` with exactly `mode`, atomically: a reader sees the
     /// old file or the new one, never a part. The bytes go to a hidden temporary here (never through a link), which
     /// rename(2) puts over `name`; on failure it is removed and `name` is untouched. Not synced: after a crash the
@@ -180,7 +168,7 @@ public final class Directory {
         let temporary = ".\(name).\(CurrentProcess.id).tmp"
         let file: FileDescriptor
         do {
-            file = try openFile(temporary, flags: O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, mode: mode)
+            file = try openFile(temporary, .writeOnly, options: [.create, .truncate, .noFollow], permissions: mode)
         } catch {
             throw SystemError("openat", path: child(temporary), errno: error)
         }

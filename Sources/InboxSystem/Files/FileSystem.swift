@@ -49,12 +49,3 @@ public enum FileSystem {
         return String(decoding: template.dropLast().map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }
 }
-
-extension FileDescriptor {
-    /// open(2) by path; add O_CLOEXEC (every fd is close-on-exec from birth) and, for an untrusted path, O_NOFOLLOW
-    /// and O_NONBLOCK.
-    public static func open(_ path: String, _ flags: CInt, mode: mode_t = 0) throws(Errno) -> FileDescriptor {
-        guard !path.utf8.contains(0) else { throw .invalidArgument }
-        return FileDescriptor(rawValue: try retryingErrno { sys_open(path, flags, mode) }.get())
-    }
-}

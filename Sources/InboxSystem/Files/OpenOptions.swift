@@ -4,12 +4,15 @@ extension FileDescriptor {
     /// What a descriptor is opened for: open(2)'s access mode.
     public enum AccessMode: Sendable {
         case readOnly, writeOnly, readWrite
+        /// O_PATH: a handle on the entry itself, neither read nor written (for fstat, openat, Landlock rules).
+        case pathOnly
 
         var rawValue: CInt {
             switch self {
             case .readOnly: O_RDONLY
             case .writeOnly: O_WRONLY
             case .readWrite: O_RDWR
+            case .pathOnly: O_PATH
             }
         }
     }
@@ -54,12 +57,20 @@ extension FileDescriptor {
 extension Directory {
     /// openat(2) of an entry, close-on-exec; add `.noFollow` unless a link is meant to be followed. EINTR as for
     /// `FileDescriptor.open(_:_:options:permissions:retryingInterrupted:)`.
-    public func openFile(_ name: String, _ access: FileDescriptor.AccessMode, options: FileDescriptor.OpenOptions = [],
+    public func openFile(_ name: [UInt8], _ access: FileDescriptor.AccessMode, options: FileDescriptor.OpenOptions = [],
                          permissions: mode_t = 0o600,
                          retryingInterrupted: () -> Bool = { true }) throws(Errno) -> FileDescriptor {
         let flags = options.flags(access)
         return FileDescriptor(rawValue: try retryingErrno(retryingInterrupted: retryingInterrupted) {
-            withCName(Array(name.utf8)) { sys_openat(descriptor.rawValue, $0, flags, permissions) }
+            withCName(name) { sys_openat(descriptor.rawValue, $0, flags, permissions) }
         }.get())
+    }
+
+    /// The same, for a name the program chose.
+    public func openFile(_ name: String, _ access: FileDescriptor.AccessMode, options: FileDescriptor.OpenOptions = [],
+                         permissions: mode_t = 0o600,
+                         retryingInterrupted: () -> Bool = { true }) throws(Errno) -> FileDescriptor {
+        try openFile(Array(name.utf8), access, options: options, permissions: permissions,
+                     retryingInterrupted: retryingInterrupted)
     }
 }

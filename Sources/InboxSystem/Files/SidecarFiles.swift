@@ -45,7 +45,7 @@ extension Directory {
     public func createSidecar(_ bytes: [UInt8], for name: String) -> Errno? {
         let sidecar = Sidecar.name(for: Array(name.utf8))
         let file: FileDescriptor
-        do { file = try openFile(sidecar, flags: O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode: 0o600) } catch {
+        do { file = try openFile(sidecar, .writeOnly, options: [.create, .exclusive, .noFollow], permissions: 0o600) } catch {
             return error
         }
         defer { file.close() }

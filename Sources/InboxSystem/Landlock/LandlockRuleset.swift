@@ -72,7 +72,7 @@ public final class LandlockRuleset {
     /// A missing path is not an error: there is nothing to allow.
     public func allow(_ access: LandlockAccess, beneath path: String) throws(SystemError) {
         let file: FileDescriptor
-        do { file = try .open(path, O_PATH | O_CLOEXEC) } catch .noSuchFile { return } catch {
+        do { file = try .open(path, .pathOnly) } catch .noSuchFile { return } catch {
             throw SystemError("open", path: path, errno: error)
         }
         defer { file.close() }

@@ -156,7 +156,7 @@ public struct PreviewSession {
     /// Opens the file as `inboxctl info` does: never through a final symlink, never blocking, a regular file.
     private func openSource(_ path: String) throws(SystemError) -> OpenedFile {
         let file: FileDescriptor
-        do { file = try .open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC | O_NOCTTY) } catch {
+        do { file = try .open(path, .readOnly, options: [.noFollow, .nonBlocking, .noControllingTerminal]) } catch {
             throw SystemError("open", path: path, errno: error)
         }
         guard let st = try? file.status(), (st.st_mode & S_IFMT) == S_IFREG else {
