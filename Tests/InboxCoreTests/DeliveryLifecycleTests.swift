@@ -9,6 +9,7 @@ struct DeliveryLifecycleTests {
     /// One event fed to the machine.
     enum Event: Sendable, CustomStringConvertible {
         case start, startFailed(String), refused(String), exited(DeliveryOutcome), violated(DeliveryOutcome, String)
+        case tampered(String), interfered(DeliveryOutcome, change: String?)
         case timeout, grace, retryDue, handlerRemoved, fileGone, drain, stop(DeliveryLifecycle.StopSignal)
 
         var description: String {
@@ -18,6 +19,8 @@ struct DeliveryLifecycleTests {
             case .refused: "refused"
             case .exited(let outcome): "exited(\(outcome))"
             case .violated: "violated"
+            case .tampered: "tampered"
+            case .interfered(let outcome, let change): "interfered(\(outcome), \(change ?? "unchanged"))"
             case .timeout: "timeout"
             case .grace: "grace"
             case .retryDue: "retryDue"
@@ -35,6 +38,8 @@ struct DeliveryLifecycleTests {
             case .refused(let reason): lifecycle.refused(reason)
             case .exited(let outcome): lifecycle.exited(outcome, violation: nil)
             case .violated(let outcome, let change): lifecycle.exited(outcome, violation: change)
+            case .tampered(let reason): lifecycle.tampered(reason)
+            case .interfered(let outcome, let change): lifecycle.exited(outcome, violation: change, interference: "W")
             case .timeout: lifecycle.timeoutPassed()
             case .grace: lifecycle.graceExpired()
             case .retryDue: lifecycle.retryDue()
@@ -100,6 +105,24 @@ struct DeliveryLifecycleTests {
              steps: [(.start, .launch(attempt: 1)),
                      (.violated(.exited(0), "size 12 → 0"), .reportViolation(change: "size 12 → 0", .exited(0)))],
              end: .ended(.violated)),
+        Case(name: "another writer before the start: withdrawn, never launched",
+             steps: [(.tampered("W"), .withdraw(reason: "W", nil)), (.start, .none)],
+             end: .ended(.withdrawn)),
+        Case(name: "another writer while it ran that changed the copy: withdrawn, not a violation",
+             steps: [(.start, .launch(attempt: 1)),
+                     (.interfered(.exited(0), change: "size 12 → 0"),
+                      .withdraw(reason: "W while its handler ran, and changed it: size 12 → 0", .exited(0)))],
+             end: .ended(.withdrawn)),
+        Case(name: "another writer waited for while it ran, copy intact: its success stands",
+             steps: [(.start, .launch(attempt: 1)), (.interfered(.exited(0), change: nil), .complete(.exited(0)))],
+             end: .ended(.handled)),
+        Case(name: "another writer waited for while it ran, copy intact, a failure: withdrawn instead of retried",
+             steps: [(.start, .launch(attempt: 1)),
+                     (.interfered(.exited(1), change: nil), .withdraw(reason: "W while its handler ran; not tried again",
+                                                                       .exited(1)))],
+             end: .ended(.withdrawn)),
+        Case(name: "a tamper report after the start does nothing",
+             steps: [(.start, .launch(attempt: 1)), (.tampered("W"), .none)], end: .running(timedOut: false)),
         Case(name: "a reload removes the handler of a queued delivery: routed again",
              steps: [(.handlerRemoved, .reroute), (.start, .none)],
              end: .ended(.released)),

@@ -103,6 +103,95 @@ struct IntakeSafetyTests {
         #expect(world.events("dispatched", ["_PID=\(world.pid)"]).isEmpty)
     }
 
+    /// Waits for `$OUTPUT_DIR/go` (when `gated`), then reads its file twice, a second apart, and records both reads;
+    /// it marks its start in `$OUTPUT_DIR/started-NAME`.
+    private func slowReader(_ world: AgentHarness, gated: Bool = false) throws -> URL {
+        try world.script("slow-reader", """
+            touch "$OUTPUT_DIR/started-$INBOX_NAME"
+            \(gated ? "while [ ! -e \"$OUTPUT_DIR/go\" ]; do sleep 0.05; done" : "")
+            first=$(cat "$1"); sleep 1; second=$(cat "$1")
+            out="$OUTPUT_DIR/$INBOX_NAME"
+            printf '%s|%s' "$first" "$second" > "$out.tmp"
+            mv "$out.tmp" "$out"
+            """)
+    }
+
+    /// A writer that opens the Inbox copy after the move (root here; a sender through a link or descriptor it kept)
+    /// waits on the agent's read lease until the handler is done: the handler reads what was checked, twice alike,
+    /// and is not blamed.
+    @Test func aWriterAfterTheMoveWaitsForTheHandlerWhichReadsTheCheckedContent() throws {
+        let world = try AgentHarness()
+        let handler = "test.late-writer.\(world.tag)"
+        try world.register(handler, exec: "\(try slowReader(world).path) %f", contentTypes: "public.plain-text")
+        try world.start()
+        try world.drop("late.txt", contents: Array("checked".utf8))
+        try waitUntil("the handler started") {
+            FileManager.default.fileExists(atPath: world.output.appendingPathComponent("started-late.txt").path)
+        }
+        let copy = world.containerInbox(handler).appendingPathComponent("late.txt")
+        let writer = Process()
+        writer.executableURL = URL(fileURLWithPath: "/bin/sh")
+        writer.arguments = ["-c", "printf ' and changed' >> \"$0\"", copy.path]
+        try writer.run()
+        try world.waitForEvents("finished", ["INBOX_HANDLER=\(handler)"])
+        writer.waitUntilExit()
+        #expect(world.recordings()["late.txt"] == "checked|checked")
+        #expect(world.events("violation", ["_PID=\(world.pid)"]).isEmpty)
+        #expect(world.events("rejected", ["_PID=\(world.pid)"]).isEmpty)
+    }
+
+    /// Two files for a handler that runs one at a time: the first holds the slot until `go`, the second waits in its
+    /// container Inbox, where `meddle` gets at it.
+    private func queuedBehindAnother(_ world: AgentHarness, _ handler: String,
+                                     meddle: (URL) throws -> Void) throws {
+        try world.register(handler, exec: "\(try slowReader(world, gated: true).path) %f", contentTypes: "public.plain-text",
+                           extraHandler: "MaxConcurrent=1")
+        try world.start()
+        try world.drop("first.txt", contents: Array("first".utf8))
+        try waitUntil("the first handler started") {
+            FileManager.default.fileExists(atPath: world.output.appendingPathComponent("started-first.txt").path)
+        }
+        try world.drop("second.txt", contents: Array("second".utf8))
+        let queued = world.containerInbox(handler).appendingPathComponent("second.txt")
+        try waitUntil("the second file waits in the container Inbox") {
+            FileManager.default.fileExists(atPath: queued.path)
+        }
+        try meddle(queued)
+        _ = FileManager.default.createFile(atPath: world.output.appendingPathComponent("go").path, contents: nil)
+    }
+
+    @Test func aCopyHeldOpenForWritingBeforeItsHandlerStartsIsWithdrawnNotDelivered() throws {
+        let world = try AgentHarness()
+        let handler = "test.queued-writer.\(world.tag)"
+        var held: FileHandle?
+        try queuedBehindAnother(world, handler) { held = try FileHandle(forWritingTo: $0) }
+        defer { try? held?.close() }
+        let rejected = try world.waitForEvents("rejected", ["INBOX_HANDLER=\(handler)"])
+        #expect((rejected.first?["INBOX_REASON"] as? String)?.contains("held it open for writing before its handler started") == true)
+        #expect((rejected.first?["INBOX_REASON"] as? String)?.contains("its sender, uid 0,") == true)
+        try world.waitForEvents("finished", ["INBOX_HANDLER=\(handler)"])
+        #expect(world.contents(of: world.failedDirectory) == ["second.txt"])
+        #expect(!FileManager.default.fileExists(atPath: world.output.appendingPathComponent("started-second.txt").path))
+        #expect(world.events("violation", ["_PID=\(world.pid)"]).isEmpty)
+    }
+
+    @Test func aCopyChangedWhileQueuedIsWithdrawnAndTheHandlerNotBlamed() throws {
+        let world = try AgentHarness()
+        let handler = "test.queued-change.\(world.tag)"
+        try queuedBehindAnother(world, handler) { queued in
+            let handle = try FileHandle(forWritingTo: queued)
+            try handle.seekToEnd()
+            try handle.write(contentsOf: Data(" and more".utf8))
+            try handle.close()
+        }
+        let rejected = try world.waitForEvents("rejected", ["INBOX_HANDLER=\(handler)"])
+        #expect((rejected.first?["INBOX_REASON"] as? String)?.contains("changed it after it was checked") == true)
+        try world.waitForEvents("finished", ["INBOX_HANDLER=\(handler)"])
+        #expect(world.contents(of: world.failedDirectory) == ["second.txt"])
+        #expect(!FileManager.default.fileExists(atPath: world.output.appendingPathComponent("started-second.txt").path))
+        #expect(world.events("violation", ["_PID=\(world.pid)"]).isEmpty)
+    }
+
     @Test func aFullStateDirectoryLeavesTheFileUntouchedAndItMovesOnceThereIsRoom() throws {
         let world = try AgentHarness()
         #expect(try run("/bin/mount", ["-t", "tmpfs", "-o", "size=1m,mode=0755", "tmpfs", world.state.path]).status == 0)

@@ -2,9 +2,10 @@
 /// is a transition that returns the action it must carry out. The machine does no work itself, so every path —
 /// retries, exhaustion, timeouts, a reload while it runs, a drain — is tested without a process.
 ///
-///     queued ──start──▶ running ──exited──▶ handled | failed | violated
-///       ▲                  │ └──exited (retry)──▶ retryWaiting ──retryDue──▶ queued
-///       │                  └──exited while draining──▶ released (runs again at the next start)
+///     queued ──start──▶ running ──exited──▶ handled | failed | violated | withdrawn
+///       ▲ │                │ └──exited (retry)──▶ retryWaiting ──retryDue──▶ queued
+///       │ │                └──exited while draining──▶ released (runs again at the next start)
+///       │ └── tampered (queued) ──▶ withdrawn (another process wrote it before its handler started)
 ///       └── handlerRemoved (queued) ──▶ released (routed again)
 public struct DeliveryLifecycle: Sendable, Hashable {
     public enum State: Sendable, Hashable {
@@ -25,6 +26,9 @@ public struct DeliveryLifecycle: Sendable, Hashable {
         case failed
         /// Its handler changed the copy it may only read and delete: kept in failed/ as evidence.
         case violated
+        /// Another process than its handler (its sender, or root) opened the copy for writing: kept in failed/, and
+        /// never blamed on the handler.
+        case withdrawn
         /// Left where it lies for someone else: routed again, gone, or kept for the next start.
         case released
     }
@@ -49,6 +53,9 @@ public struct DeliveryLifecycle: Sendable, Hashable {
         case fail(reason: String, DeliveryOutcome?)
         /// The copy changed while its handler ran: move it to failed/ as evidence; one `violation` entry.
         case reportViolation(change: String, DeliveryOutcome)
+        /// Another process than its handler opened the copy for writing: move it to failed/ with the reason; one
+        /// `rejected` entry that names its sender. `outcome` is nil when the handler never ran.
+        case withdraw(reason: String, DeliveryOutcome?)
         /// Stopped by the agent's own shutdown, not the handler's failure: nothing is recorded, the file stays.
         case keepForNextStart
         /// Its handler is gone: route the file again from its container.
@@ -101,11 +108,34 @@ public struct DeliveryLifecycle: Sendable, Hashable {
         return .fail(reason: reason, nil)
     }
 
-    /// The handler ended. `violation` says how the Inbox copy changed meanwhile, if it did.
-    public mutating func exited(_ outcome: DeliveryOutcome, violation: String?) -> Action {
+    /// Before its handler started, another process opened the Inbox copy for writing or changed it (`reason`).
+    public mutating func tampered(_ reason: String) -> Action {
+        guard state == .queued else { return .none }
+        state = .ended(.withdrawn)
+        return .withdraw(reason: reason, nil)
+    }
+
+    /// The handler ended. `violation` says how the Inbox copy changed meanwhile, if it did; `interference`, that
+    /// another process than the handler opened it for writing meanwhile (a broken read lease: the handler, which may
+    /// only read and delete it, cannot). A change is then that process's, never the handler's; an unchanged copy
+    /// still completes (the handler read what was checked), but is not tried again, since the writer may change it
+    /// before the next attempt.
+    public mutating func exited(_ outcome: DeliveryOutcome, violation: String?, interference: String? = nil) -> Action {
         guard case .running(let timedOut) = state else { return .none }
         // A handler stopped at its timeout dies of the signal it was sent; its outcome is the timeout.
         let outcome = timedOut ? .timedOut : outcome
+        if let interference {
+            if let violation {
+                state = .ended(.withdrawn)
+                return .withdraw(reason: "\(interference) while its handler ran, and changed it: \(violation)", outcome)
+            }
+            if case .complete = policy.decide(outcome, attempt: max(attempts, 1)) {
+                state = .ended(.handled)
+                return .complete(outcome)
+            }
+            state = .ended(.withdrawn)
+            return .withdraw(reason: "\(interference) while its handler ran; not tried again", outcome)
+        }
         if let violation {
             state = .ended(.violated)
             return .reportViolation(change: violation, outcome)

@@ -21,14 +21,31 @@ final class Dispatcher {
         let started: Duration
         /// The Inbox copy as the handler was given it; compared when it exits.
         let identity: FileIdentity
+        /// The Inbox copy, open for reading, through which the end of the attempt is checked; it holds a read lease
+        /// when `leased`, so that another process's open for writing waits for the handler to end and is seen.
+        let copy: FileDescriptor
+        let leased: Bool
         var timer: EventSource?
 
-        init(entry: Entry, attempt: LaunchedAttempt, started: Duration, identity: FileIdentity) {
+        init(entry: Entry, attempt: LaunchedAttempt, started: Duration, copy: OpenedCopy) {
             self.entry = entry
             self.attempt = attempt
             self.started = started
-            self.identity = identity
+            self.identity = copy.identity
+            self.copy = copy.descriptor
+            // Without Landlock the handler itself may be able to open its copy for writing (as root, or as the owner
+            // after a chmod): its open would wait on the lease and then pass for another process's. So the lease is
+            // given up, and a change is the after-exit check's to report, as the handler's.
+            if copy.leased && !attempt.sandboxed { copy.descriptor.releaseLease() }
+            self.leased = copy.leased && attempt.sandboxed
         }
+    }
+
+    /// The Inbox copy opened at the start of an attempt (`Dispatcher.openCopy`).
+    struct OpenedCopy {
+        let descriptor: FileDescriptor
+        let identity: FileIdentity
+        let leased: Bool
     }
 
     /// Limits and policy, from the agent's settings.
@@ -113,31 +130,7 @@ final class Dispatcher {
             perform(entry.lifecycle.handlerRemoved(), for: entry)
             return
         }
-        // The attempt is recorded on the file before its handler can see it, so that one a crash cuts short is known at
-        // the next start (ArrivalReader): one lsetxattr, by path, since the container Inbox is the agent's. That write
-        // sets the change time, which the after-exit check compares, so the file's identity is taken after it, with
-        // one lstat that also finds a file that vanished or is no longer a regular file. A file intake placed must still
-        // be the one it placed, but for that change time: if its content changed while it was queued, the identity intake
-        // took stays the one compared, and the exit reports it.
-        container.inbox.setAttribute(AgentAttribute.started, String(entry.lifecycle.nextAttempt), of: entry.delivery.name)
-        let name = Array(entry.delivery.name.utf8)
-        var identity: FileIdentity
-        switch try? container.inbox.status(of: name) {
-        case let st? where EntryKind(mode: st.st_mode) == .regular:
-            identity = FileIdentity(st)
-            if let placed = entry.placed, !placed.sameContent(as: identity) { identity = placed }
-            entry.placed = nil
-        case let st?:
-            quarantine.moveAside(name, from: container.inbox, kind: EntryKind(mode: st.st_mode))
-            perform(entry.lifecycle.fileGone(), for: entry)
-            return
-        default:
-            logger.log(.warning, "\(entry.delivery.path) vanished before its handler started", event: .removed,
-                       fields: ["INBOX_FILE": entry.delivery.path, "INBOX_HANDLER": handler,
-                                "INBOX_DELIVERY_ID": entry.delivery.id])
-            perform(entry.lifecycle.fileGone(), for: entry)
-            return
-        }
+        guard let copy = openCopy(of: &entry, in: container) else { return }
         guard case .launch(let attempt) = entry.lifecycle.start() else { return }
         entry.delivery.attempt = attempt
         entry.delivery.contentTypes = catalog.conformanceChain(of: entry.delivery.contentType)
@@ -147,11 +140,13 @@ final class Dispatcher {
             self.ended(id, outcome: outcome)
         }) {
         case .refused(let reason):
+            copy.descriptor.close()
             perform(entry.lifecycle.refused(reason), for: entry)
         case .failed(let reason):
+            copy.descriptor.close()
             perform(entry.lifecycle.startFailed(reason), for: entry, duration: EventLoop.now() - started)
         case .started(let launched):
-            let run = Running(entry: entry, attempt: launched, started: started, identity: identity)
+            let run = Running(entry: entry, attempt: launched, started: started, copy: copy)
             running[id] = run
             runningPerHandler[handler, default: 0] += 1
             // TimeoutSec=infinity in the registration turns the agent's default off for this handler.
@@ -163,6 +158,68 @@ final class Dispatcher {
                            fields: entry.delivery.journalFields() + [("INBOX_PID", String(launched.pid))])
             }
         }
+    }
+
+    /// Opens the Inbox copy for an attempt, or ends the delivery and returns nil when it cannot be delivered. The
+    /// attempt is recorded on the file before its handler can see it, so that one a crash cuts short is known at the
+    /// next start (ArrivalReader). That write sets the change time, which the after-exit check compares, so the
+    /// identity is taken after it. Then a read lease is taken on the same descriptor and held until the handler ends:
+    /// while it is held, any open of the file for writing (or truncate) waits for the agent to let go, up to the
+    /// kernel's lease-break-time, and breaks it, which the end of the attempt sees (fcntl(2), Leases). The handler
+    /// itself cannot break it: its Landlock rules refuse it the write before the lease is consulted (a handler that
+    /// runs without Landlock gets no lease: `Running`). So a file that another process holds open for writing now, or that changed since intake placed it,
+    /// is not delivered, and the change is that process's (its sender's), never the handler's.
+    private func openCopy(of entry: inout Entry, in container: Container) -> OpenedCopy? {
+        let delivery = entry.delivery
+        let name = Array(delivery.name.utf8)
+        let file: FileDescriptor
+        do {
+            file = try container.inbox.openFile(name, .readOnly, options: [.noFollow, .nonBlocking, .noControllingTerminal])
+        } catch .noSuchFile {
+            logger.log(.warning, "\(delivery.path) vanished before its handler started", event: .removed,
+                       fields: ["INBOX_FILE": delivery.path, "INBOX_HANDLER": delivery.handler,
+                                "INBOX_DELIVERY_ID": delivery.id])
+            perform(entry.lifecycle.fileGone(), for: entry)
+            return nil
+        } catch {
+            // ELOOP: a symlink, which only root could have put in the agent's own directory; anything else that
+            // cannot be opened is moved aside the same way, unopened.
+            let kind = (try? container.inbox.status(of: name))?.map { EntryKind(mode: $0.st_mode) } ?? .symlink
+            quarantine.moveAside(name, from: container.inbox, kind: kind)
+            perform(entry.lifecycle.fileGone(), for: entry)
+            return nil
+        }
+        ExtendedAttributes(file).write(AgentAttribute.started, String(entry.lifecycle.nextAttempt))
+        guard let st = try? file.status(), EntryKind(mode: st.st_mode) == .regular else {
+            let kind = (try? file.status()).map { EntryKind(mode: $0.st_mode) } ?? .symlink
+            file.close()
+            quarantine.moveAside(name, from: container.inbox, kind: kind)
+            perform(entry.lifecycle.fileGone(), for: entry)
+            return nil
+        }
+        let identity = FileIdentity(st)
+        let placed = entry.placed
+        entry.placed = nil
+        var leased = false
+        switch file.takeReadLease() {
+        case .held:
+            leased = true
+        case .busy:
+            file.close()
+            perform(entry.lifecycle.tampered(Self.otherWriter(of: delivery) + " "
+                                             + "held it open for writing before its handler started"), for: entry)
+            return nil
+        case .unavailable:
+            break  // not the owner and no CAP_LEASE: as stable as its sender leaves it (README, Security model)
+        }
+        if let placed, !placed.sameContent(as: identity) {
+            file.close()
+            perform(entry.lifecycle.tampered(Self.otherWriter(of: delivery) + " "
+                                             + "changed it after it was checked, before its handler started: "
+                                             + placed.differences(from: identity)), for: entry)
+            return nil
+        }
+        return OpenedCopy(descriptor: file, identity: identity, leased: leased)
     }
 
     /// TimeoutSec= passed: stop the handler, and kill it if it is still there 5 s later.
@@ -178,19 +235,31 @@ final class Dispatcher {
         runningPerHandler[run.entry.handler, default: 1] -= 1
         run.timer = nil
         let violation = integrityViolation(of: run)
-        perform(run.entry.lifecycle.exited(outcome, violation: violation), for: run.entry,
+        // A writer that broke the lease waits (up to the kernel's lease-break-time) until this close.
+        let interference = run.leased && !run.copy.readLeaseIntact
+            ? Self.otherWriter(of: run.entry.delivery) + " opened it for writing"
+            : nil
+        run.copy.close()
+        perform(run.entry.lifecycle.exited(outcome, violation: violation, interference: interference), for: run.entry,
                 duration: EventLoop.now() - run.started)
         launchReady()
         if draining && running.isEmpty { drained() }
     }
 
-    /// How the Inbox copy changed while its handler ran, if it is still there and did.
+    /// Who else can have written the copy: the agent's directories are closed to everyone but root, so its sender,
+    /// through a descriptor or link it kept, or root.
+    private static func otherWriter(of delivery: Delivery) -> String {
+        "another process than its handler (its sender" + (delivery.sourceUID.map { ", uid \($0)," } ?? "") + " or root)"
+    }
+
+    /// How the Inbox copy changed while its handler ran, if it did: seen through the descriptor opened at the start,
+    /// so a copy the handler removed is checked too (its removal alone changes only the link count and change time).
     private func integrityViolation(of run: Running) -> String? {
         let before = run.identity
-        guard let container = state.openedContainer(for: run.entry.handler),
-              let st = try? container.inbox.status(of: Array(run.entry.delivery.name.utf8)) else { return nil }
+        guard let st = try? run.copy.status() else { return nil }
         let after = FileIdentity(st)
-        return after == before ? nil : before.differences(from: after)
+        let intact = st.st_nlink == 0 ? before.sameContent(as: after) : after == before
+        return intact ? nil : before.differences(from: after)
     }
 
     /// Carries out what the lifecycle decided.
@@ -232,6 +301,8 @@ final class Dispatcher {
             quarantine.fail(delivery, reason: reason, outcome: outcome, duration: duration, from: inbox)
         case .reportViolation(let change, let outcome):
             quarantine.violation(delivery, change: change, outcome: outcome, duration: duration ?? .zero, from: inbox)
+        case .withdraw(let reason, let outcome):
+            quarantine.withdraw(delivery, reason: reason, outcome: outcome, duration: duration, from: inbox)
         case .reroute:
             reroute(delivery)
         case .signal(let signal):

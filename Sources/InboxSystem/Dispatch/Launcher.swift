@@ -30,4 +30,7 @@ enum LaunchStart {
 protocol LaunchedAttempt: AnyObject {
     /// The process that runs it (for the status file).
     var pid: Int32 { get }
+    /// Whether it runs under Landlock rules that refuse it any write to its Inbox copy: only then is an open for
+    /// writing during the attempt surely another process's (Dispatcher, the read lease).
+    var sandboxed: Bool { get }
 }

@@ -15,9 +15,12 @@ final class ProcessLauncher: Launcher {
         /// Its stdout and stderr; finished when it exits.
         var output: OutputRelay?
 
-        init(pid: Int32, delivery: Delivery) {
+        let sandboxed: Bool
+
+        init(pid: Int32, delivery: Delivery, sandboxed: Bool) {
             self.pid = pid
             self.delivery = delivery
+            self.sandboxed = sandboxed
         }
 
         var handler: String { delivery.handler }
@@ -136,7 +139,7 @@ final class ProcessLauncher: Launcher {
         }
         // The event loop watches the child through a pidfd of its own; ours is not needed.
         process.pidfd.close()
-        let attempt = Attempt(pid: process.pid, delivery: delivery)
+        let attempt = Attempt(pid: process.pid, delivery: delivery, sandboxed: ruleset != nil)
         attempt.output = output
         do {
             let source = try loop.addChild(pid: process.pid) { [unowned self, unowned attempt] status in

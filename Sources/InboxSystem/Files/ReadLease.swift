@@ -27,4 +27,9 @@ extension FileDescriptor {
     public var readLeaseIntact: Bool {
         sys_fcntl(rawValue, INBOX_GETLEASE, 0) == CInt(F_RDLCK)
     }
+
+    /// Gives the lease up (F_UNLCK): a writer waiting on it goes on.
+    public func releaseLease() {
+        _ = retryingErrno({ sys_fcntl(rawValue, INBOX_SETLEASE, CInt(F_UNLCK)) })
+    }
 }

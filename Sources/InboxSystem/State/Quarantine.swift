@@ -96,6 +96,17 @@ struct Quarantine {
             ("INBOX_REASON", reason)])
     }
 
+    /// Another process than its handler opened the Inbox copy for writing (`reason`): the file goes to failed/ with the
+    /// reason, as one `rejected` entry naming its sender; never counted against the handler.
+    func withdraw(_ delivery: Delivery, reason: String, outcome: DeliveryOutcome?, duration: Duration?,
+                  from inbox: Directory?) {
+        let movedTo = keep(delivery, reason: reason, from: inbox)
+        logger.log(.warning, "Withdrew \(delivery.name) from \(delivery.handler): \(reason)", event: .rejected,
+                   fields: delivery.journalFields(file: movedTo) + [
+            ("INBOX_EXIT_STATUS", outcome?.exitStatusField), ("INBOX_DURATION_USEC", duration?.microsecondsField),
+            ("INBOX_REASON", reason), ("INBOX_MOVED_TO", movedTo)])
+    }
+
     /// Records `reason` on the Inbox copy and moves it, with its sidecar, to failed/; the new path, or nil.
     private func keep(_ delivery: Delivery, reason: String, from inbox: Directory?) -> String? {
         guard let inbox, let failed = state.failed else { return nil }
