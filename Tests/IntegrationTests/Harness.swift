@@ -206,10 +206,21 @@ func run(_ executable: String, _ arguments: [String], environment: [String: Stri
 enum Journal {
     /// A journald is listening (CI starts one; see scripts/journald).
     static let available: Bool = {
-        // The socket file outlives a journald that exited; /proc/net/unix lists only bound sockets.
-        let bound = (try? String(contentsOfFile: "/proc/net/unix", encoding: .utf8))?
-            .split(separator: "\n").contains { $0.hasSuffix(" /run/systemd/journal/socket") } ?? false
-        return bound && FileManager.default.fileExists(atPath: "/usr/bin/journalctl")
+        // The socket file outlives a journald that exited, so only a connect says one listens. (Scanning
+        // /proc/net/unix misses entries while other processes open and close sockets: it is read in pieces.)
+        let fd = socket(AF_UNIX, Int32(SOCK_DGRAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        guard fd >= 0 else { return false }
+        defer { close(fd) }
+        var address = sockaddr_un()
+        address.sun_family = sa_family_t(AF_UNIX)
+        let path = Array("/run/systemd/journal/socket".utf8CString)
+        withUnsafeMutableBytes(of: &address.sun_path) { raw in
+            raw.copyBytes(from: path.map { UInt8(bitPattern: $0) }.prefix(raw.count))
+        }
+        let connected = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+        }
+        return connected == 0 && FileManager.default.fileExists(atPath: "/usr/bin/journalctl")
     }()
 
     static let unavailableReason = "no journald is running (start one with scripts/journald start)"

@@ -192,6 +192,41 @@ struct IntakeSafetyTests {
         #expect(world.events("violation", ["_PID=\(world.pid)"]).isEmpty)
     }
 
+    /// A file the agent took into intake/ but could not move on (here its container Inbox is another filesystem, so
+    /// the rename fails with EXDEV) waits there for the next start, and keeps the metadata its sidecar carried.
+    @Test func aFileKeptInIntakeAfterAFailedMoveOnKeepsItsSidecarsMetadata() throws {
+        let world = try AgentHarness()
+        let handler = "test.kept.\(world.tag)"
+        try world.register(handler, contentTypes: "public.plain-text")
+        try world.start()
+        try world.drop("first.txt", contents: Array("makes the container\n".utf8))
+        try world.waitForEvents("finished")
+        world.stop()
+        let containerInbox = world.containerInbox(handler)
+        let mode = try #require(try FileManager.default.attributesOfItem(atPath: containerInbox.path)[.posixPermissions] as? Int)
+        #expect(try run("/bin/mount", ["-t", "tmpfs", "-o", "size=1m,mode=\(String(mode, radix: 8))", "tmpfs",
+                                       containerInbox.path]).status == 0)
+        var mounted = true
+        defer { if mounted { _ = try? run("/bin/umount", [containerInbox.path]) } }
+        try world.start()
+        let annotation = #"{"body":""# + String(repeating: "x", count: 9_000) + #""}"#
+        let file = world.root.appendingPathComponent("letter.txt")
+        try Data("dear reader\n".utf8).write(to: file)
+        #expect(try world.inboxctl("send", ["--source-app", "com.example.mail", "--annotation", annotation, file.path]).status == 0)
+        let intake = world.state.appendingPathComponent("intake")
+        try waitUntil("the file waits in intake/ with the agent's sidecar") { world.allEntries(of: intake).count == 2 }
+        #expect(world.allEntries(of: world.inbox).isEmpty)
+        world.stop()
+        #expect(try run("/bin/umount", [containerInbox.path]).status == 0)
+        mounted = false
+        try world.start()
+        let finished = try world.waitForEvents("finished", ["INBOX_HANDLER=\(handler)"])
+        #expect(finished.first?["INBOX_SOURCE_APP"] as? String == "com.example.mail")
+        let record = try #require(world.recordings().values.first { $0.contains("letter.txt") })
+        #expect(record.contains(#""annotation":\#(annotation)"#))
+        #expect(world.allEntries(of: intake).isEmpty)
+    }
+
     @Test func aFullStateDirectoryLeavesTheFileUntouchedAndItMovesOnceThereIsRoom() throws {
         let world = try AgentHarness()
         #expect(try run("/bin/mount", ["-t", "tmpfs", "-o", "size=1m,mode=0755", "tmpfs", world.state.path]).status == 0)

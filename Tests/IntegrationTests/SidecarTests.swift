@@ -112,6 +112,50 @@ struct SidecarTests {
         #expect(world.allEntries(of: world.unhandledDirectory) == [".orphan.bin.inbox-meta", "orphan.bin"])
     }
 
+    /// The sender's sidecar is read once and never moved: what goes on with the file is the agent's own, holding only
+    /// what was read and checked, so nothing the sender changes or swaps afterwards reaches the agent's directories.
+    @Test func theAgentKeepsItsOwnSidecarNeverTheSenders() throws {
+        let world = try AgentHarness()
+        try world.register("test.flaky.\(world.tag)", contentTypes: "public.plain-text", exit: 1)
+        try world.start(config: "[Agent]\nMaxAttempts=1\n")
+        let hidden = world.inbox.appendingPathComponent(".note.part")
+        try Data("note\n".utf8).write(to: hidden)
+        let sidecar = world.inbox.appendingPathComponent(".note.txt.inbox-meta")
+        try Data(#"{"source-app":"not a valid id!","annotation":{"n":1},"unknown":2}"#.utf8).write(to: sidecar)
+        let sendersInode = try #require(try FileManager.default.attributesOfItem(atPath: sidecar.path)[.systemFileNumber] as? Int)
+        rename(hidden.path, world.inbox.appendingPathComponent("note.txt").path)
+        try world.waitForEvents("failed")
+        #expect(world.allEntries(of: world.inbox).isEmpty)
+        #expect(world.allEntries(of: world.failedDirectory) == [".note.txt.inbox-meta", "note.txt"])
+        let kept = world.failedDirectory.appendingPathComponent(".note.txt.inbox-meta")
+        let attributes = try FileManager.default.attributesOfItem(atPath: kept.path)
+        #expect(attributes[.systemFileNumber] as? Int != sendersInode)
+        #expect((attributes[.posixPermissions] as? Int) == 0o600)
+        #expect(try String(contentsOf: kept, encoding: .utf8) == #"{"annotation":{"n":1}}"# + "\n")
+    }
+
+    /// A file the agent had taken into intake/ when it stopped (a crash, or a move on that failed) is delivered from
+    /// there at the next start with the metadata of its sidecar, which waits beside it.
+    @Test func aFileLeftInIntakeKeepsItsSidecarsMetadata() throws {
+        let world = try AgentHarness()
+        let handler = "test.text.\(world.tag)"
+        try world.register(handler, contentTypes: "public.plain-text")
+        let intake = world.state.appendingPathComponent("intake")
+        try FileManager.default.createDirectory(at: intake, withIntermediateDirectories: true)
+        let staged = intake.appendingPathComponent("2049-77")
+        try Data("left behind\n".utf8).write(to: staged)
+        try setAttribute("user.inboxd.delivery", "0123456789abcdef0123456789abcdef 0", on: staged)
+        try Data(#"{"source-app":"com.example.mail","annotation":\#(Self.big)}"#.utf8)
+            .write(to: intake.appendingPathComponent(".2049-77.inbox-meta"))
+        try world.start()
+        let finished = try world.waitForEvents("finished")
+        #expect(finished.first?["INBOX_SOURCE_APP"] as? String == "com.example.mail")
+        #expect(finished.first?["INBOX_DELIVERY_ID"] as? String == "0123456789abcdef0123456789abcdef")
+        #expect(world.recordings().values.first?.contains(#""annotation":\#(Self.big)"#) == true)
+        #expect(world.allEntries(of: intake).isEmpty)
+        #expect(world.allEntries(of: world.containerInbox(handler)).isEmpty)
+    }
+
     /// A sidecar whose file is gone (a crash between the two) is removed at start, so a later file of that name does
     /// not inherit it.
     @Test func orphanSidecarsAreRemovedAtStart() throws {

@@ -4,7 +4,8 @@
 /// The agent's own attributes on files it holds. Any a sender set are removed at intake.
 public enum AgentAttribute {
     public static let prefix = "user.inboxd."
-    /// "<delivery id> <source uid>", set at intake: one attribute, one write.
+    /// "<delivery id> <source uid> <name>", set at intake: one attribute, one write. The name is the one the file was
+    /// dropped as (made safe, `FileNames.sanitized`), which a file waiting in intake/ under its inode's name needs.
     public static let delivery = "user.inboxd.delivery"
     /// Attempts that ended in failure so far; absent means none.
     public static let attempts = "user.inboxd.attempts"
@@ -13,12 +14,14 @@ public enum AgentAttribute {
     /// (read as `RecordedAttempts`).
     public static let started = "user.inboxd.started"
 
-    /// The delivery id and the sender's uid of `user.inboxd.delivery`, when the attribute is well formed.
-    public static func delivery(_ attributes: ExtendedAttributes) -> (id: String, sourceUID: UInt32)? {
-        guard let text = attributes.readString(delivery, limit: 64) else { return nil }
-        let parts = text.split(separator: " ")
-        guard parts.count == 2, let id = validDeliveryID(String(parts[0])), let uid = UInt32(parts[1]) else { return nil }
-        return (id, uid)
+    /// The delivery id, the sender's uid and the name it was dropped as of `user.inboxd.delivery`, when the attribute
+    /// is well formed (files recorded before the name was kept have none).
+    public static func delivery(_ attributes: ExtendedAttributes) -> (id: String, sourceUID: UInt32, name: String?)? {
+        guard let text = attributes.readString(delivery, limit: 64 + 256 * 4) else { return nil }
+        let parts = text.split(separator: " ", maxSplits: 2, omittingEmptySubsequences: false)
+        guard parts.count >= 2, let id = validDeliveryID(String(parts[0])), let uid = UInt32(parts[1]) else { return nil }
+        let name = parts.count == 3 ? String(parts[2]) : nil
+        return (id, uid, name.flatMap { FileNames.sanitized(Array($0.utf8)) == $0 && !$0.isEmpty ? $0 : nil })
     }
 
     /// The text if it is a delivery id: 32 lowercase hex digits.

@@ -1,4 +1,5 @@
 import Glibc
+import InboxCore
 
 /// How a move of a checked file into one of the agent's directories ended (`Directory.relocate`).
 public enum Relocation {
@@ -21,8 +22,14 @@ extension Directory {
     /// (the agent's attributes, owner and mode: never while its sender still has it) and renamed on. Across
     /// filesystems (EXDEV) the open file is copied into `staging` instead, and the original removed only if its name
     /// still leads to it.
+    ///
+    /// `sidecar` is the metadata that came in the sender's sidecar, as read and checked: the agent writes it as its
+    /// own sidecar beside the name the file takes in `staging`, before the file goes there, and moves it on with the
+    /// file, so a file kept in `staging` (a failed move on, a crash) keeps its metadata. The sender's sidecar is never
+    /// moved, only removed once the file is in `staging`. A sidecar already beside a file taken from `staging`
+    /// goes on with it.
     public func relocate(_ name: [UInt8], file: OpenedFile, to target: Directory, preferred: String,
-                         via staging: Directory, rejectsTo failed: Directory?,
+                         via staging: Directory, rejectsTo failed: Directory?, sidecar: [UInt8]? = nil,
                          prepare: (FileDescriptor) -> Void) -> Relocation {
         let stagingName = "\(file.status.st_dev)-\(file.status.st_ino)"
         let staged: String
@@ -30,11 +37,22 @@ extension Directory {
         if self === staging {
             staged = displayName(name)
         } else {
+            if let sidecar {
+                // One a crash left at this name is stale: the file's own is the one just read.
+                staging.removeSidecar(of: Array(stagingName.utf8))
+                if let error = staging.createSidecar(sidecar, for: stagingName) {
+                    return .failed(SystemError("open", path: staging.child(".\(stagingName)\(Sidecar.suffix)"), errno: error))
+                }
+            }
             switch transfer(name, file: file, to: staging, preferred: stagingName) {
             case .success(let (newName, copied)):
                 staged = newName
                 copy = copied
+                if sidecar != nil && newName != stagingName {
+                    staging.moveSidecar(of: Array(stagingName.utf8), to: staging, as: newName)
+                }
             case .failure(let error):
+                if sidecar != nil { staging.removeSidecar(of: Array(stagingName.utf8)) }
                 return .failed(error)
             }
         }
@@ -45,12 +63,17 @@ extension Directory {
                     try? staging.moveUnique(Array(staged.utf8), to: failed, preferred: "rejected-" + preferred).get()
                 }
                 if kept == nil { staging.remove(Array(staged.utf8)) }
+                staging.removeSidecar(of: Array(staged.utf8))
                 return .swapped(found: found.map { EntryKind(mode: $0.st_mode) }, keptAs: kept.map { failed!.child($0) })
             }
         }
+        // The file is the agent's, its metadata in the agent's sidecar: the sender's has served.
+        if sidecar != nil && self !== staging { removeSidecar(of: name) }
         prepare(copy ?? file.descriptor)
         switch staging.moveUnique(Array(staged.utf8), to: target, preferred: preferred) {
         case .success(let newName):
+            // Only after the file: a crash in between leaves the sidecar in staging, where the file's is looked for.
+            if sidecar != nil || self === staging { staging.moveSidecar(of: Array(staged.utf8), to: target, as: newName) }
             return .moved(name: newName, copy: copy)
         case .failure(let error):
             copy?.close()

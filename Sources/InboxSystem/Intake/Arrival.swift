@@ -28,10 +28,17 @@ public struct Arrival {
     /// Its metadata came in a sidecar `.<name>.inbox-meta`, which goes where the file goes.
     public let hasSidecar: Bool
 
+    /// The sidecar the agent writes for the file in its own directories (`Directory.relocate`): what was read and
+    /// checked, never the sender's file itself; nil when the metadata fits in its attributes.
+    public var agentSidecar: [UInt8]? { hasSidecar ? Sidecar.document(metadata) : nil }
+
     /// The path for messages: invalid UTF-8 replaced.
     public var shown: String { directory.child(displayName(name)) }
-    /// The name it may take in the agent's directories (FileNames.sanitized).
-    public var cleanName: String { FileNames.sanitized(name) }
+    /// The name it was dropped as, recorded on a file the agent holds (`stamp`): a file in intake/ lies under its
+    /// inode's name, but is typed and placed under this one.
+    public var recordedName: String?
+    /// The name it may take in the agent's directories (FileNames.sanitized), and that its type is judged by.
+    public var cleanName: String { recordedName ?? FileNames.sanitized(name) }
 
     /// The sender's choice of handler, if it made one, with whether it may override the type check.
     public var request: Routing.Request? {
@@ -49,6 +56,6 @@ public struct Arrival {
         guard origin == .dropped else { return }
         let attributes = ExtendedAttributes(file)
         for key in attributes.names() where key.hasPrefix(AgentAttribute.prefix) { attributes.remove(key) }
-        attributes.write(AgentAttribute.delivery, "\(id) \(sourceUID)")
+        attributes.write(AgentAttribute.delivery, "\(id) \(sourceUID) \(cleanName)")
     }
 }

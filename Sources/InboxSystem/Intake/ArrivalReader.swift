@@ -34,6 +34,7 @@ final class ArrivalReader {
                                   id: stored?.id ?? Self.newDeliveryID(), sourceUID: stored?.sourceUID ?? file.status.st_uid,
                                   attempts: recorded.count, metadata: metadata, hasSidecar: hasSidecar)
             arrival.redelivered = recorded.redelivered
+            arrival.recordedName = stored?.name
             return arrival
         }
     }

@@ -115,7 +115,7 @@ final class Router {
         }
         guard let staging = state.intake else { return }
         switch arrival.directory.relocate(arrival.name, file: arrival.file, to: container.inbox, preferred: arrival.cleanName,
-                                          via: staging, rejectsTo: state.failed,
+                                          via: staging, rejectsTo: state.failed, sidecar: arrival.agentSidecar,
                                           prepare: { arrival.stamp($0); handOver($0, to: handler) }) {
         case .moved(let newName, let copy):
             // A writer that came after the lease is the sender's (only it could name the file): not delivered.
@@ -124,7 +124,6 @@ final class Router {
                                     + "\(arrival.sourceUID)) opened it for writing while it was being delivered")
                 return
             }
-            if arrival.hasSidecar { arrival.directory.moveSidecar(of: arrival.name, to: container.inbox, as: newName) }
             // What the handler is given, after the agent's last change to it (rename updates the change time).
             let identity = FileIdentity(copy ?? arrival.file.descriptor)
             copy?.close()
@@ -228,10 +227,10 @@ final class Router {
     private func park(_ arrival: Arrival, type: ResolvedType, requested: String?) {
         guard let unhandled = state.unhandled, let staging = state.intake, arrival.directory !== unhandled else { return }
         switch arrival.directory.relocate(arrival.name, file: arrival.file, to: unhandled, preferred: arrival.cleanName,
-                                          via: staging, rejectsTo: state.failed, prepare: { arrival.stamp($0) }) {
+                                          via: staging, rejectsTo: state.failed, sidecar: arrival.agentSidecar,
+                                          prepare: { arrival.stamp($0) }) {
         case .moved(let newName, let copy):
             copy?.close()
-            if arrival.hasSidecar { arrival.directory.moveSidecar(of: arrival.name, to: unhandled, as: newName) }
             let what = requested.map { "No handler \($0) (its sender's choice) for \(type.identifier)" }
                 ?? "No handler for \(type.identifier)"
             logger.log(.info, "\(what); kept \(unhandled.child(newName))", event: .unhandled, fields: [
@@ -300,6 +299,7 @@ final class Router {
     func recoverContainers() {
         // What was in intake/ when an earlier run stopped is the agent's already; it goes on from there.
         if let staging = state.intake, let names = try? staging.entries() {
+            staging.removeOrphanSidecars(among: names)
             for name in names where !FileNames.isHidden(name) { take(name, from: staging) }
         }
         for (handler, inbox) in state.containerInboxes() {

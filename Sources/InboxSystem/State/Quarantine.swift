@@ -34,14 +34,13 @@ struct Quarantine {
             ("INBOX_SOURCE_UID", String(arrival.sourceUID))]
         guard let failed = state.failed, let staging = state.intake else { return }
         let result = arrival.directory.relocate(arrival.name, file: arrival.file, to: failed, preferred: arrival.cleanName,
-                                                via: staging, rejectsTo: failed) { file in
+                                                via: staging, rejectsTo: failed, sidecar: arrival.agentSidecar) { file in
             arrival.stamp(file)
             ExtendedAttributes(file).write(AgentAttribute.failure, reason)
         }
         switch result {
         case .moved(let newName, let copy):
             copy?.close()
-            if arrival.hasSidecar { arrival.directory.moveSidecar(of: arrival.name, to: failed, as: newName) }
             logger.log(.warning, "Refused \(arrival.shown): \(reason); kept in failed/", event: .rejected,
                        fields: fields + [("INBOX_MOVED_TO", failed.child(newName))])
         case .swapped(let found, let keptAs):
@@ -69,7 +68,7 @@ struct Quarantine {
         var movedTo: String?
         if let failed = state.failed, case .success(let newName) = directory.moveUnique(Array(name.utf8), to: failed,
                                                                                          preferred: name) {
-            if arrival.hasSidecar { arrival.directory.moveSidecar(of: arrival.name, to: failed, as: newName) }
+            directory.moveSidecar(of: Array(name.utf8), to: failed, as: newName)
             movedTo = failed.child(newName)
         }
         logger.log(.warning, "Refused \(arrival.shown): \(reason)", event: .rejected, fields: [
