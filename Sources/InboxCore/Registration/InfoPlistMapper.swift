@@ -119,8 +119,8 @@ struct InfoPlistMapper {
             sink.warning(rootLine, "no CFBundleDocumentTypes: this handler opens no files")
             return
         }
-        guard types.documentTypes.isEmpty else { return }
-        if case .array(let items) = entry.value.value, !items.isEmpty {
+        guard types.documentTypes.isEmpty, case .array(let items) = entry.value.value else { return }
+        if !items.isEmpty {
             sink.error(line(entry.value.location, entry.key), message(entry.value.location, entry.key,
                 "no usable document type: each of the \(items.count) entries was skipped"))
         } else {

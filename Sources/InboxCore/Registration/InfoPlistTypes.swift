@@ -92,7 +92,7 @@ extension InfoPlistMapper {
         }
         var type = DocumentType(name: name ?? contentTypes.first ?? "*." + extensions[0], contentTypes: contentTypes,
                                 rank: rank, role: role, iconFiles: Self.unique(iconFiles + singularIcon),
-                                location: sink.location(line(location, path)))
+                                location: placed(location, path))
         type.extensions = extensions
         type.isPackage = isPackage
         return type
@@ -170,7 +170,7 @@ extension InfoPlistMapper {
                 parents.append(parent)
             }
         }
-        let place = sink.location(line(location, path))
+        let place = placed(location, path)
         details.iconFiles = Self.unique(details.iconFiles)
         let declaration = TypeDeclaration(identifier: identifier, description: description, conformsTo: parents,
                                           extensions: Self.unique(extensions.map { $0.lowercased() }),
@@ -186,6 +186,12 @@ extension InfoPlistMapper {
         let close = Spelling.closest(to: field.key, among: read)
         warn(field.keyLocation, path, "unknown key '\(field.key.visible)', ignored"
              + (close.map { "; did you mean '\($0)'?" } ?? ""))
+    }
+
+    /// The SourceLocation of an entry (its line, or in a binary file its key path).
+    private mutating func placed(_ location: PropertyListLocation, _ path: String) -> SourceLocation {
+        let ordinal = line(location, path)
+        return sink.location(ordinal)
     }
 
     static func isExtension(_ text: String) -> Bool {

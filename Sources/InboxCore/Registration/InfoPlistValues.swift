@@ -22,7 +22,7 @@ extension InfoPlistMapper {
                 let elementPath = "\(path)[\(index)]"
                 guard case .string(let word) = element.value else {
                     sink.error(line(element.location, elementPath), message(element.location, elementPath,
-                               "\(key) must hold only strings, not \(element.value.kind)"))
+                               "must hold only strings, not \(element.value.kind)"))
                     return nil
                 }
                 guard let word = carried(word, element, elementPath) else { return nil }
