@@ -168,7 +168,7 @@ enum HandlersCommand: InboxctlCommand {
             if let error = entry.error { text += "  error: \(error)\n" }
             for documentType in entry.registration?.documentTypes ?? [] {
                 text += "  \(documentType.name): \(documentType.contentTypes.joined(separator: " ")) "
-                    + "(\(documentType.rank.name), \(documentType.role.name))\n"
+                    + "(\(documentType.rank.name), \(documentType.role.name)\(documentType.isPackage ? ", package" : ""))\n"
             }
         }
         return text
@@ -183,6 +183,8 @@ enum HandlersCommand: InboxctlCommand {
                     ("rank", JSON.quote(documentType.rank.name)),
                     ("role", JSON.quote(documentType.role.name)),
                     ("iconFiles", JSONText.array(documentType.iconFiles)),
+                    ("extensions", JSONText.array(documentType.extensions)),
+                    ("isPackage", String(documentType.isPackage)),
                 ])
             }
             return JSONText.object([

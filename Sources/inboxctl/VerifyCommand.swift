@@ -43,22 +43,24 @@ enum VerifyCommand: InboxctlCommand {
     }
 
     static func check(_ path: String) -> [Diagnostic] {
-        if let st = try? FileSystem.status(path), EntryKind(mode: st.st_mode) == .directory {
+        let name = lastPathComponent(path)
+        let isBundle = RegistrationBundle.isBundleName(name) && RegistrationBundle.isDirectory(path)
+        if !isBundle, let st = try? FileSystem.status(path), EntryKind(mode: st.st_mode) == .directory {
             return RegistrationLoader.load(directories: [path], mime: hostMIME).diagnostics
         }
-        let name = lastPathComponent(path)
-        if RegistrationLoader.suffixes.contains(where: { name.hasSuffix($0) }) {
-            let bytes: [UInt8]
-            switch RegistrationLoader.read(path) {
+        if isBundle || RegistrationLoader.suffixes.contains(where: { name.hasSuffix($0) }) {
+            let parsed: RegistrationFile
+            switch RegistrationLoader.parse(path) {
             case .failure(let diagnostic): return [diagnostic]
-            case .success(let read): bytes = read
+            case .success(let file): parsed = file
             }
-            let parsed = RegistrationParser.parse(bytes, path: path)
             let declarations = (parsed.registration?.exportedTypes ?? []) + (parsed.registration?.importedTypes ?? [])
             let (database, typeDiagnostics) = TypeDatabase.builtin.attaching(hostMIME).adding(declarations)
             let unknown = parsed.registration.map { RegistrationLoader.unknownMIMETypes(in: $0, database: database) }
             let program = parsed.registration.flatMap { RegistrationLoader.programRefusal($0) }
-            return parsed.diagnostics + typeDiagnostics + (unknown ?? []) + (program.map { [$0] } ?? [])
+            var registrations = parsed.registration.map { [$0] } ?? []
+            let claims = ClaimResolver.resolve(&registrations, database: database).diagnostics
+            return parsed.diagnostics + typeDiagnostics + (unknown ?? []) + claims + (program.map { [$0] } ?? [])
         }
         switch readBounded(path, limit: RegistrationParser.maximumSize) {
         case .failure(let error):

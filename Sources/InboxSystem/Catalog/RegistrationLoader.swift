@@ -16,6 +16,12 @@ public struct LoadedRegistrations: Sendable {
     public func registration(_ identifier: String) -> HandlerRegistration? {
         registrations.first { $0.identifier == identifier }
     }
+
+    /// The icons and reference URL of a declared type, from the registration whose declaration is in force.
+    public func typeDetails(of identifier: String) -> TypeDetails? {
+        guard let file = database.declaration(for: identifier)?.origin.location?.file else { return nil }
+        return registrations.first { $0.path == file && $0.typeDetails[identifier] != nil }?.typeDetails[identifier]
+    }
 }
 
 public enum RegistrationLoader {
