@@ -84,6 +84,29 @@ struct InfoPlistTests {
         #expect(records.contains { $0.hasPrefix("argv: [") && $0.contains("/one.bundletest]\n") })
     }
 
+    /// A claim on an identifier nobody declares matches files that carry it: `handlers --type` and `send --type`
+    /// know it, and a file sent with it reaches the handler.
+    @Test func aClaimOnAnUndeclaredIdentifierIsHonoured() throws {
+        let world = try AgentHarness()
+        let identifier = "test.undeclared.\(world.tag)"
+        let claim = "com.example.undeclared-\(world.tag)"
+        var plist = infoPlist(world, identifier, type: claim, extensions: [])
+        plist["UTExportedTypeDeclarations"] = nil
+        try Plistlib.write(plist, to: world.handlers.appendingPathComponent("\(identifier).plist"), format: "xml")
+        try world.start()
+        _ = try world.waitForRegistrationLoads(1)
+        let notices = world.journal(["MESSAGE_ID=3b0a2c9d6e1f4a7b8c5d2e0f1a3b4c5b", "PRIORITY=5"])
+        #expect(notices.contains { ($0[field: "MESSAGE"] ?? "").contains("claims '\(claim)', which no type declares") })
+        let handlers = try world.inboxctl("handlers", ["--type", claim])
+        #expect(handlers.status == 0)
+        #expect(handlers.stdout.contains("* 1  \(identifier)  Owner"))
+        let sent = try world.inboxctl("send", ["--type", claim, "-"], input: Array("payload".utf8))
+        #expect(sent.status == 0, "\(sent.stderr)")
+        let finished = try world.waitForEvents("finished")
+        #expect(finished.first?[field: "INBOX_HANDLER"] == identifier)
+        #expect(finished.first?[field: "INBOX_CONTENT_TYPE"] == claim)
+    }
+
     /// An Info.plist running the harness's recorder for one exported type.
     private func infoPlist(_ world: AgentHarness, _ identifier: String, type: String, extensions: [String]) -> [String: Any] {
         [

@@ -12,19 +12,27 @@ struct BuildSettings: Sendable {
         case unresolved(reference: String, setting: String)
     }
 
+    /// Expansions may refer to settings that refer to others; past this many characters the text is refused, so
+    /// that a few settings cannot describe an enormous string.
+    static let maximumLength = 4096
+
     func expand(_ text: String) -> Expansion {
-        expand(text, depth: 0)
+        var cache: [String: Expansion] = [:]
+        return expand(text, depth: 0, cache: &cache)
     }
 
-    private func expand(_ text: String, depth: Int) -> Expansion {
+    /// `cache` holds each setting's expansion, so that one used many times is expanded once.
+    private func expand(_ text: String, depth: Int, cache: inout [String: Expansion]) -> Expansion {
         guard text.contains("$(") || text.contains("${") else { return .text(text) }
         let scalars = Array(text.unicodeScalars)
         var result = String.UnicodeScalarView()
+        var length = 0
         var index = 0
         while index < scalars.count {
             guard scalars[index] == "$", index + 1 < scalars.count, scalars[index + 1] == "(" || scalars[index + 1] == "{"
             else {
                 result.append(scalars[index])
+                length += 1
                 index += 1
                 continue
             }
@@ -36,8 +44,12 @@ struct BuildSettings: Sendable {
             let inner = String(String.UnicodeScalarView(scalars[(index + 2)..<min(end, scalars.count)]))
             let parts = inner.split(separator: ":", omittingEmptySubsequences: false).map(String.init)
             let name = parts[0]
-            guard end < scalars.count, Self.isName(name), depth < 8, let raw = values[name],
-                  case .text(var value) = expand(raw, depth: depth + 1) else {
+            var expanded: Expansion?
+            if end < scalars.count, Self.isName(name), depth < 8, let raw = values[name] {
+                expanded = cache[name] ?? expand(raw, depth: depth + 1, cache: &cache)
+                cache[name] = expanded
+            }
+            guard case .text(var value) = expanded else {
                 return .unresolved(reference: reference, setting: Self.isName(name) ? name : reference)
             }
             for modifier in parts.dropFirst() {
@@ -47,6 +59,10 @@ struct BuildSettings: Sendable {
                 value = modified
             }
             result.append(contentsOf: value.unicodeScalars)
+            length += value.unicodeScalars.count
+            guard length <= Self.maximumLength else {
+                return .unresolved(reference: reference, setting: name + " (longer than \(Self.maximumLength) characters)")
+            }
             index = end + 1
         }
         return .text(String(result))
