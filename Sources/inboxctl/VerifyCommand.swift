@@ -12,8 +12,8 @@ enum VerifyCommand: InboxctlCommand {
 
         Each problem is printed as 'file:line: message' (a binary plist has no lines: 'file:
         key path: message'); the exit status is 1 when any file has an error. A PATH may be a
-        registration (*.handler, or an Info.plist *.plist), a directory of them, defaults.conf
-        or inboxd.conf. With no PATH, the handlers.d search path is checked (or the --handlers
+        registration (*.handler, an Info.plist *.plist, or a bundle NAME.app or NAME.bundle), a
+        directory of them, defaults.conf or inboxd.conf. With no PATH, the handlers.d search path is checked (or the --handlers
         directories).
 
         USAGE: \(usage)

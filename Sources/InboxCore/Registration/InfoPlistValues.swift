@@ -90,7 +90,7 @@ extension InfoPlistMapper {
             if !text.isEmpty { warn(location, path, "'\(text.visible)' is only blanks: taken as empty") }
             return ""
         }
-        let last = scalars.lastIndex { !Self.isBlank($0) }!
+        let last = scalars.lastIndex { !Self.isBlank($0) } ?? first
         guard first > 0 || last < scalars.count - 1 else { return text }
         let result = String(String.UnicodeScalarView(scalars[first...last]))
         warn(location, path, "'\(text.visible)' has blanks or invisible characters at its ends: trimmed to "

@@ -32,11 +32,13 @@ public enum RegistrationBundle {
         return nil
     }
 
-    /// True when `path` is a directory (not a symlink to one).
+    /// True when `path` is a directory, or a symlink to one (`/etc/inboxd/handlers.d/Viewer.app -> /opt/Viewer.app`).
     public static func isDirectory(_ path: String) -> Bool { isEntry(path, .directory) }
 
+    /// Links are followed here: this only finds names. Reading the Info.plist and accepting the program walk
+    /// every link on the way with the trust rules (`RegistrationTrust.walk`).
     private static func isEntry(_ path: String, _ kind: EntryKind) -> Bool {
-        guard let status = try? FileSystem.status(path, followingLinks: false) else { return false }
+        guard let status = try? FileSystem.status(path, followingLinks: true) else { return false }
         return EntryKind(mode: status.st_mode) == kind
     }
 }
