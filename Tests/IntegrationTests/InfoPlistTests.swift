@@ -82,6 +82,11 @@ struct InfoPlistTests {
         // The program got the file's path, the %f appended to it.
         let records = world.recordings().values
         #expect(records.contains { $0.hasPrefix("argv: [") && $0.contains("/one.bundletest]\n") })
+        // An edit inside the bundle reloads, as an edit in handlers.d does.
+        plist["CFBundleName"] = "Edited"
+        try Plistlib.write(plist, to: bundle.appendingPathComponent("Contents/Info.plist"), format: "binary")
+        let reloaded = try world.waitForRegistrationLoads(2)
+        #expect(reloaded.last?[field: "INBOX_HANDLERS"] == identifier)
     }
 
     /// A claim on an identifier nobody declares matches files that carry it: `handlers --type` and `send --type`

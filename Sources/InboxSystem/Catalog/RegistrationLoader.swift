@@ -12,6 +12,9 @@ public struct LoadedRegistrations: Sendable {
     public var masked: [String] = []
     /// Files that had errors and were skipped.
     public var rejected: [String] = []
+    /// The directories of the bundles found (each bundle, its Contents/ and Contents/MacOS/): watched like the
+    /// handlers.d directories, so that an edit inside a bundle reloads too.
+    public var bundleDirectories: [String] = []
 
     public func registration(_ identifier: String) -> HandlerRegistration? {
         registrations.first { $0.identifier == identifier }
@@ -47,7 +50,14 @@ public enum RegistrationLoader {
             for name in candidates where !seen.contains(name) {
                 seen.insert(name)
                 let path = dir.child(name)
-                if isMask(path) { loaded.masked.append(path) } else { files.append(path) }
+                if isMask(path) {
+                    loaded.masked.append(path)
+                } else {
+                    files.append(path)
+                    if RegistrationBundle.isBundleName(name), RegistrationBundle.isDirectory(path) {
+                        loaded.bundleDirectories += [path, path + "/Contents", path + "/Contents/MacOS"]
+                    }
+                }
             }
         }
         var identifiers: [String: String] = [:]
