@@ -52,11 +52,13 @@ public enum RegistrationLoader {
                 let path = dir.child(name)
                 if isMask(path) {
                     loaded.masked.append(path)
+                } else if RegistrationBundle.isBundleName(name) {
+                    // Only a directory is a bundle; a file so named is none of ours.
+                    guard RegistrationBundle.isDirectory(path) else { continue }
+                    files.append(path)
+                    loaded.bundleDirectories += [path, path + "/Contents", path + "/Contents/MacOS"]
                 } else {
                     files.append(path)
-                    if RegistrationBundle.isBundleName(name), RegistrationBundle.isDirectory(path) {
-                        loaded.bundleDirectories += [path, path + "/Contents", path + "/Contents/MacOS"]
-                    }
                 }
             }
         }
