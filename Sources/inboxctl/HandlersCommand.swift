@@ -137,7 +137,8 @@ enum HandlersCommand: InboxctlCommand {
     static func entries(_ loaded: LoadedRegistrations) -> [Entry] {
         func stem(_ path: String) -> String {
             let name = lastPathComponent(path)
-            guard let suffix = RegistrationLoader.suffixes.first(where: { name.hasSuffix($0) }) else { return name }
+            let suffixes = RegistrationLoader.suffixes + RegistrationBundle.suffixes
+            guard let suffix = suffixes.first(where: { name.hasSuffix($0) }) else { return name }
             return String(name.dropLast(suffix.count))
         }
         var entries = loaded.registrations.map {
@@ -147,7 +148,10 @@ enum HandlersCommand: InboxctlCommand {
             Entry(identifier: stem($0), state: "masked", path: $0, error: nil, registration: nil)
         }
         entries += loaded.rejected.map { path in
-            let first = loaded.diagnostics.first { $0.isError && $0.location.file == path }
+            // A bundle's diagnostics are in its Info.plist.
+            let first = loaded.diagnostics.first {
+                $0.isError && ($0.location.file == path || $0.location.file.hasPrefix(path + "/"))
+            }
             return Entry(identifier: stem(path), state: "broken", path: path, error: first?.description,
                          registration: nil)
         }
@@ -164,7 +168,7 @@ enum HandlersCommand: InboxctlCommand {
             if let error = entry.error { text += "  error: \(error)\n" }
             for documentType in entry.registration?.documentTypes ?? [] {
                 text += "  \(documentType.name): \(documentType.contentTypes.joined(separator: " ")) "
-                    + "(\(documentType.rank.name), \(documentType.role.name))\n"
+                    + "(\(documentType.rank.name), \(documentType.role.name)\(documentType.isPackage ? ", package" : ""))\n"
             }
         }
         return text
@@ -179,6 +183,8 @@ enum HandlersCommand: InboxctlCommand {
                     ("rank", JSON.quote(documentType.rank.name)),
                     ("role", JSON.quote(documentType.role.name)),
                     ("iconFiles", JSONText.array(documentType.iconFiles)),
+                    ("extensions", JSONText.array(documentType.extensions)),
+                    ("isPackage", String(documentType.isPackage)),
                 ])
             }
             return JSONText.object([

@@ -78,6 +78,8 @@ enum InfoCommand: InboxctlCommand {
         let icons = inspection.icons(selection.chosen)
         rows.append(("Icons", icons.isEmpty ? "none" : icons.map { $0.path + ($0.exists ? "" : " (missing)") }
             .joined(separator: " ")))
+        // What the type's declaration says of itself (UTTypeIconFile(s), UTTypeReferenceURL), when it says it.
+        rows += TypesCommand.detailRows(inspection.loaded.typeDetails(of: type.identifier)).map { ($0.0 == "Icons" ? "Type icons" : $0.0, $0.1) }
         var text = rows.map { ($0.0 + ":").padding(to: 14) + $0.1 + "\n" }.joined()
         text += "Handlers:\n" + HandlersCommand.candidatesText(selection, inspection)
         return text
@@ -113,6 +115,8 @@ enum InfoCommand: InboxctlCommand {
             ("mismatch", mismatch ?? "null"),
             ("notes", JSONText.array(type.diagnostics + [report.sniffNote, report.refusal].compactMap { $0 })),
             ("icons", "[" + icons.joined(separator: ",") + "]"),
+            ("typeIconFiles", JSONText.array(inspection.loaded.typeDetails(of: type.identifier)?.iconFiles ?? [])),
+            ("typeReferenceURL", inspection.loaded.typeDetails(of: type.identifier)?.referenceURL.map(JSON.quote) ?? "null"),
         ] + HandlersCommand.selectionJSONPairs(selection, inspection))
     }
 }

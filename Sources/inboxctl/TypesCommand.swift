@@ -33,7 +33,8 @@ enum TypesCommand: InboxctlCommand {
         let tree = parsed.flag("--tree"), json = parsed.flag("--json")
         let uti = parsed.positionals.first
         guard let settings = parsed.agent.settings() else { return 1 }
-        let database = HandlerCatalog.load(settings).loaded.database
+        let loaded = HandlerCatalog.load(settings).loaded
+        let database = loaded.database
         let output: String
         if let uti {
             guard let identifier = database.knownIdentifier(uti) else {
@@ -48,7 +49,9 @@ enum TypesCommand: InboxctlCommand {
                 output = json ? "[" + treeJSON(identifier, in: database, children: children(in: database)) + "]\n"
                               : treeText(identifier, in: database, children: children(in: database))
             } else {
-                output = json ? describeJSON(identifier, in: database) + "\n" : describeText(identifier, in: database)
+                let details = loaded.typeDetails(of: identifier)
+                output = json ? describeJSON(identifier, in: database, details: details) + "\n"
+                              : describeText(identifier, in: database, details: details)
             }
         } else if tree {
             let children = children(in: database)
@@ -73,9 +76,9 @@ enum TypesCommand: InboxctlCommand {
         }
     }
 
-    static func describeText(_ identifier: String, in database: TypeDatabase) -> String {
+    static func describeText(_ identifier: String, in database: TypeDatabase, details: TypeDetails? = nil) -> String {
         guard let declaration = database.declaration(for: identifier) else { return identifier + "\n" }
-        let rows: [(String, String)] = [
+        var rows: [(String, String)] = [
             ("Identifier", identifier),
             ("Description", declaration.description),
             ("Conformance", database.conformanceChain(of: identifier).joined(separator: " ")),
@@ -83,10 +86,18 @@ enum TypesCommand: InboxctlCommand {
             ("MIME types", declaration.mimeTypes.isEmpty ? "none" : declaration.mimeTypes.joined(separator: " ")),
             ("Declared", origin(declaration)),
         ]
+        rows += detailRows(details)
         return rows.map { ($0.0 + ":").padding(to: 14) + $0.1 + "\n" }.joined()
     }
 
-    static func describeJSON(_ identifier: String, in database: TypeDatabase) -> String {
+    /// UTTypeIconFile(s) and UTTypeReferenceURL, when the declaration gave them.
+    static func detailRows(_ details: TypeDetails?) -> [(String, String)] {
+        guard let details else { return [] }
+        return (details.iconFiles.isEmpty ? [] : [("Icons", details.iconFiles.joined(separator: " "))])
+            + (details.referenceURL.map { [("Reference", $0)] } ?? [])
+    }
+
+    static func describeJSON(_ identifier: String, in database: TypeDatabase, details: TypeDetails? = nil) -> String {
         guard let declaration = database.declaration(for: identifier) else { return "null" }
         return JSONText.object([
             ("identifier", JSON.quote(identifier)),
@@ -97,6 +108,8 @@ enum TypesCommand: InboxctlCommand {
             ("mimeTypes", JSONText.array(declaration.mimeTypes)),
             ("declared", JSON.quote(origin(declaration))),
             ("location", declaration.origin.location.map { JSON.quote($0.description) } ?? "null"),
+            ("iconFiles", JSONText.array(details?.iconFiles ?? [])),
+            ("referenceURL", details?.referenceURL.map(JSON.quote) ?? "null"),
         ])
     }
 

@@ -12,8 +12,8 @@ enum VerifyCommand: InboxctlCommand {
 
         Each problem is printed as 'file:line: message' (a binary plist has no lines: 'file:
         key path: message'); the exit status is 1 when any file has an error. A PATH may be a
-        registration (*.handler, or an Info.plist *.plist), a directory of them, defaults.conf
-        or inboxd.conf. With no PATH, the handlers.d search path is checked (or the --handlers
+        registration (*.handler, an Info.plist *.plist, or a bundle NAME.app or NAME.bundle), a
+        directory of them, defaults.conf or inboxd.conf. With no PATH, the handlers.d search path is checked (or the --handlers
         directories).
 
         USAGE: \(usage)
@@ -46,22 +46,24 @@ enum VerifyCommand: InboxctlCommand {
     }
 
     static func check(_ path: String) -> [Diagnostic] {
-        if let st = try? FileSystem.status(path), EntryKind(mode: st.st_mode) == .directory {
+        let name = lastPathComponent(path)
+        let isBundle = RegistrationBundle.isBundleName(name) && RegistrationBundle.isDirectory(path)
+        if !isBundle, let st = try? FileSystem.status(path), EntryKind(mode: st.st_mode) == .directory {
             return RegistrationLoader.load(directories: [path], mime: hostMIME).diagnostics
         }
-        let name = lastPathComponent(path)
-        if RegistrationLoader.suffixes.contains(where: { name.hasSuffix($0) }) {
-            let bytes: [UInt8]
-            switch RegistrationLoader.read(path) {
+        if isBundle || RegistrationLoader.suffixes.contains(where: { name.hasSuffix($0) }) {
+            let parsed: RegistrationFile
+            switch RegistrationLoader.parse(path) {
             case .failure(let diagnostic): return [diagnostic]
-            case .success(let read): bytes = read
+            case .success(let file): parsed = file
             }
-            let parsed = RegistrationParser.parse(bytes, path: path)
             let declarations = (parsed.registration?.exportedTypes ?? []) + (parsed.registration?.importedTypes ?? [])
             let (database, typeDiagnostics) = TypeDatabase.builtin.attaching(hostMIME).adding(declarations)
             let unknown = parsed.registration.map { RegistrationLoader.unknownMIMETypes(in: $0, database: database) }
             let program = parsed.registration.flatMap { RegistrationLoader.programRefusal($0) }
-            return parsed.diagnostics + typeDiagnostics + (unknown ?? []) + (program.map { [$0] } ?? [])
+            var registrations = parsed.registration.map { [$0] } ?? []
+            let claims = ClaimResolver.resolve(&registrations, database: database).diagnostics
+            return parsed.diagnostics + typeDiagnostics + (unknown ?? []) + claims + (program.map { [$0] } ?? [])
         }
         switch readBounded(path, limit: RegistrationParser.maximumSize) {
         case .failure(let error):

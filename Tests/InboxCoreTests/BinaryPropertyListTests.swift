@@ -106,8 +106,6 @@ struct BinaryPropertyListTests {
         ErrorCase(name: "lone surrogate", input: bplist([[0x61, 0xD8, 0x00]]), error: "offset 8: string is not valid UTF-16"),
         ErrorCase(name: "integer key", input: bplist([[0xD1, 0x01, 0x02], [0x10, 0x01], [0x09]]),
                   error: "offset 11: dict key is an integer, not a string"),
-        ErrorCase(name: "duplicate key", input: bplist([[0xD2, 0x01, 0x01, 0x02, 0x02], [0x51, 0x61], [0x09]]),
-                  error: "offset 13: duplicate key 'a'"),
         ErrorCase(name: "65 levels", input: bplist((0..<65).map { $0 == 64 ? [0xA0] : [0xA1, UInt8($0 + 1)] }),
                   error: "offset 136: nested deeper than 64 levels"),
         ErrorCase(name: "shared data expanding past 16 MiB",

@@ -141,6 +141,7 @@ struct InfoPlistTests {
         #expect(file.diagnostics == [])
         let registration = try #require(file.registration)
         #expect(normalized(registration) == normalized(try Self.handlerRegistration()))
+        #expect(registration.typeDetails == ["com.example.customprofile": TypeDetails(iconFiles: ["p.png"])])
         #expect(registration.path == path)
         #expect(registration.exec.arguments == ["/usr/libexec/profile editor", "--open", "%f", "it's"])
         #expect(registration.environment == ["MODE": "strict", "GREETING": "hello world"])
@@ -229,21 +230,24 @@ struct InfoPlistTests {
         #expect(registration.environment == ["A": "it's", "B": "two words", "C": "back\\slash", "D": "", "E": "\"quoted\""])
     }
 
-    @Test func mimeTypesJoinTheContentTypes() throws {
-        var mapper = InfoPlistMapper(path: "m.plist")
-        let sections = mapper.sections([
-            entry("CFBundleDocumentTypes", .array([node(dict([
-                ("LSItemContentTypes", .array([node(.string("public.png"))])),
-                ("CFBundleTypeMIMETypes", .array([node(.string("image/x-icon")), node(.string("text/x-profile"))])),
-                ("LSItemContentTypes", .array([])),
-            ]))])),
-        ], root: .line(1))
-        #expect(mapper.sink.diagnostics == [])
-        let documentType = try #require(sections.first { $0.name == "DocumentType" })
-        #expect(documentType.entries.map(\.key) == ["ContentTypes", "ContentTypes"])
-        #expect(documentType.entries.map(\.value) == ["public.png", "image/x-icon text/x-profile"])
-        #expect(documentType.entries.map(\.label) == ["LSItemContentTypes", "CFBundleTypeMIMETypes"])
+    @Test func legacyKeysCountOnlyWithoutItemContentTypes() throws {
+        let legacy: PropertyListValue = .array([node(.string("image/x-icon")), node(.string("text/x-profile"))])
+        let extensions: PropertyListValue = .array([node(.string("ICO")), node(.string("*"))])
+        let file = InfoPlist.read(root([
+            ("InboxdHandler", dict([("Exec", .string("/bin/true %f"))])),
+            ("CFBundleDocumentTypes", .array([
+                node(dict([("LSItemContentTypes", .array([node(.string("public.png"))])),
+                           ("CFBundleTypeMIMETypes", legacy), ("CFBundleTypeExtensions", extensions)])),
+                node(dict([("CFBundleTypeMIMETypes", legacy), ("CFBundleTypeExtensions", extensions)])),
+            ])),
+        ]), path: "/x/com.example.legacy.plist")
+        #expect(file.diagnostics == [])
+        let types = try #require(file.registration?.documentTypes)
+        #expect(types.map(\.contentTypes) == [["public.png"], ["image/x-icon", "text/x-profile", "public.data"]])
+        // Extensions are turned into types when the database is complete (ClaimResolver).
+        #expect(types.map(\.extensions) == [[], ["ico"]])
     }
+
 }
 
 /// A registration without what may differ between formats: its path and its sections' locations.
@@ -251,6 +255,7 @@ func normalized(_ registration: HandlerRegistration) -> HandlerRegistration {
     let nowhere = SourceLocation(file: "", line: 0)
     var result = registration
     result.path = ""
+    result.typeDetails = [:]
     result.documentTypes = result.documentTypes.map { type in
         var type = type
         type.location = nowhere

@@ -22,6 +22,8 @@ struct BinaryPropertyListReader {
     private var ancestors: Set<Int> = []
     private var values = 0
     private var payload = 0
+    /// Repeated dict keys, each kept as its last value.
+    private(set) var warnings: [PropertyListError] = []
 
     init(_ bytes: [UInt8]) throws(PropertyListError) {
         self.bytes = bytes
@@ -152,16 +154,21 @@ struct BinaryPropertyListReader {
         let references = try enterContainer(offset, reference: reference, info: info, depth: depth, multiple: 2)
         let count = references.count / 2
         var entries: [PropertyListEntry] = []
-        var seen: Set<String> = []
+        var seen: [String: Int] = [:]
         for index in 0..<count {
             let key = try readObject(references[index], depth: depth + 1)
             guard case .string(let name) = key.value else {
                 throw PropertyListError("dict key is \(key.value.kind), not a string", at: key.location)
             }
-            guard seen.insert(name).inserted else {
-                throw PropertyListError("duplicate key '\(name.abbreviated)'", at: key.location)
-            }
             let value = try readObject(references[count + index], depth: depth + 1)
+            // CoreFoundation keeps the last of repeated keys; so do we, and say so.
+            if let first = seen[name] {
+                warnings.append(PropertyListError("duplicate key '\(name.visible)': the last one is used",
+                                                  at: key.location))
+                entries.remove(at: first)
+                for (other, position) in seen where position > first { seen[other] = position - 1 }
+            }
+            seen[name] = entries.count
             entries.append(PropertyListEntry(key: name, at: key.location, value: value))
         }
         ancestors.remove(reference)

@@ -1,11 +1,39 @@
 /// Reads an XML property list (Apple's plist DTD, as CoreFoundation and Python's plistlib write it).
 ///
-/// UTF-8 only. Every error carries the line it was found on; nesting is bounded by `PropertyList.maximumDepth`.
+/// UTF-8, or UTF-16 with a byte-order mark (which `init(transcoding:)` turns into UTF-8 first). Every error carries
+/// the line it was found on; nesting is bounded by `PropertyList.maximumDepth`.
 struct XMLPropertyListReader {
     private var scanner: XMLScanner
+    /// The encoding the bytes came in, when they were transcoded: the declaration may name it.
+    private var transcodedFrom: String?
+    /// Repeated dict keys, each kept as its last value.
+    private(set) var warnings: [PropertyListError] = []
 
     init(_ bytes: [UInt8]) {
         scanner = XMLScanner(bytes)
+    }
+
+    /// Reads UTF-16 with a byte-order mark (as some editors and old tools save plists) as the UTF-8 it
+    /// stands for; other bytes as they are. Lines are the same in both.
+    init(transcoding bytes: [UInt8]) throws(PropertyListError) {
+        let bigEndian = bytes.starts(with: [0xFE, 0xFF])
+        guard bigEndian || bytes.starts(with: [0xFF, 0xFE]) else {
+            self.init(bytes)
+            return
+        }
+        var units: [UInt16] = []
+        units.reserveCapacity(bytes.count / 2)
+        var index = 2
+        while index + 1 < bytes.count {
+            let (high, low) = bigEndian ? (bytes[index], bytes[index + 1]) : (bytes[index + 1], bytes[index])
+            units.append(UInt16(high) << 8 | UInt16(low))
+            index += 2
+        }
+        guard bytes.count % 2 == 0, let text = String(validating: units, as: UTF16.self) else {
+            throw PropertyListError("not valid UTF-16 (the file starts with a UTF-16 byte-order mark)", at: .line(1))
+        }
+        self.init(Array(text.utf8))
+        transcodedFrom = "UTF-16"
     }
 
     mutating func read() throws(PropertyListError) -> PropertyListNode {
@@ -71,7 +99,8 @@ struct XMLPropertyListReader {
             throw scanner.error("malformed XML declaration", at: start)
         }
         let encoding = rest.dropFirst().prefix { $0 != quote }
-        guard ["utf-8", "utf8", "us-ascii", "ascii"].contains(encoding.lowercased()) else {
+        let transcoded = transcodedFrom.map { [$0.lowercased(), $0.lowercased() + "le", $0.lowercased() + "be"] } ?? []
+        guard (["utf-8", "utf8", "us-ascii", "ascii"] + transcoded).contains(encoding.lowercased()) else {
             throw scanner.error("encoding '\(String(encoding).abbreviated)' is not supported: use UTF-8", at: start)
         }
     }
@@ -173,8 +202,11 @@ struct XMLPropertyListReader {
                 throw scanner.error("key '\(key.abbreviated)' has no value", at: keyOffset)
             }
             let value = try readValue(depth: depth + 1, inside: tag)
-            if let first = seen[key] {
-                throw scanner.error("duplicate key '\(key.abbreviated)' (first on line \(first))", at: keyOffset)
+            // CoreFoundation and plistlib keep the last of repeated keys; so do we, and say so.
+            if let first = seen[key], let earlier = entries.firstIndex(where: { $0.key == key }) {
+                warnings.append(scanner.error("duplicate key '\(key.visible)' (first on line \(first)): the last one is used",
+                                              at: keyOffset))
+                entries.remove(at: earlier)
             }
             seen[key] = keyLine
             entries.append(PropertyListEntry(key: key, at: .line(keyLine), value: value))

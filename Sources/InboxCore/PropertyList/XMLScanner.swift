@@ -81,7 +81,11 @@ struct XMLScanner {
         guard index < bytes.count, bytes[index] != UInt8(ascii: "<") else { return }
         let end = bytes[index...].firstIndex(of: UInt8(ascii: "<")) ?? bytes.count
         let text = String(decoding: bytes[index..<end], as: UTF8.self).trimmingINIWhitespace()
-        throw error("unexpected text '\(text.abbreviated)' in <\(container.name)>", at: index)
+        if let directive = Self.preprocessorLine(text) {
+            throw error("C preprocessor line '\(directive.visible)': this is a source Info.plist that the build "
+                        + "preprocesses (INFOPLIST_PREPROCESS); register the Info.plist the build writes", at: index)
+        }
+        throw error("unexpected text '\(text.visible)' in <\(container.name)>", at: index)
     }
 
     mutating func skipComment() throws(PropertyListError) {
@@ -257,6 +261,16 @@ struct XMLScanner {
         let start = index
         while index < bytes.count, Self.isNameByte(bytes[index]) { index += 1 }
         return String(decoding: bytes[start..<index], as: UTF8.self)
+    }
+
+    /// The first line of `text` when it is a C preprocessor directive (`#ifdef DEBUG`, `#include "x.h"`).
+    static func preprocessorLine(_ text: String) -> String? {
+        guard text.hasPrefix("#") else { return nil }
+        let line = String(text.prefix { $0 != "\n" && $0 != "\r" }).trimmingINIWhitespace()
+        let word = line.dropFirst().drop { $0 == " " || $0 == "\t" }.prefix { $0.isLetter }
+        let directives: Set<Substring> = ["if", "ifdef", "ifndef", "elif", "else", "endif", "include", "import",
+                                          "define", "undef", "pragma", "error", "warning", "line"]
+        return directives.contains(word) ? line : nil
     }
 
     static func isSpace(_ byte: UInt8) -> Bool { byte == 0x20 || byte == 0x09 || byte == 0x0A || byte == 0x0D }

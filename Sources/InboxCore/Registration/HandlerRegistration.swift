@@ -12,6 +12,11 @@ public struct DocumentType: Sendable, Hashable {
     public var iconFiles: [String]
     /// The section header's location.
     public var location: SourceLocation
+    /// File name extensions claimed without a type (an Info.plist's CFBundleTypeExtensions, lowercase): the loader
+    /// adds the type a file so named gets to contentTypes.
+    public var extensions: [String] = []
+    /// LSTypeIsPackage: the documents are directories (packages) on Apple's platforms. Shown, not acted on.
+    public var isPackage = false
 
     /// Creates a document type.
     public init(name: String, contentTypes: [String], rank: HandlerRank = .default, role: HandlerRole = .viewer,
@@ -60,6 +65,8 @@ public struct HandlerRegistration: Sendable, Hashable {
     public var exportedTypes: [TypeDeclaration]
     /// The [ImportedType] sections in file order.
     public var importedTypes: [TypeDeclaration]
+    /// What the declarations say beyond their TypeDeclaration (icons, a reference URL), by identifier.
+    public var typeDetails: [String: TypeDetails] = [:]
     /// The file it came from.
     public var path: String
 

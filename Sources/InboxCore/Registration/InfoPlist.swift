@@ -12,41 +12,53 @@
 /// `path: CFBundleDocumentTypes[0].LSHandlerRank: message`.
 enum InfoPlist {
     /// `build`'s messages about the whole file, in plist terms.
-    static func terms(execReported: Bool) -> RegistrationTerms {
-        RegistrationTerms(missingExec: execReported ? nil : "missing InboxdHandler → Exec",
-                          identifierKey: "CFBundleIdentifier", noDocumentTypes: nil)
+    static func terms(execReported: Bool, stem: String) -> RegistrationTerms {
+        RegistrationTerms(missingExec: execReported ? nil : "no command: missing InboxdHandler → Exec",
+                          identifierKey: "CFBundleIdentifier", noDocumentTypes: nil, stem: stem)
     }
 
-    static func parse(_ bytes: [UInt8], path: String) -> RegistrationFile {
+    static func parse(_ bytes: [UInt8], path: String, bundle: InfoPlistBundle? = nil) -> RegistrationFile {
         let binary = PropertyList.isBinary(bytes)
         let whole = binary ? SourceLocation(file: path, position: "") : SourceLocation(file: path, line: 1)
         guard bytes.count <= RegistrationParser.maximumSize else {
             return RegistrationFile(registration: nil, diagnostics: [Diagnostic(.error, at: whole,
                 "file is \(bytes.count) bytes, larger than the limit of \(RegistrationParser.maximumSize)")])
         }
-        do {
-            return read(try PropertyList.parse(bytes), path: path)
-        } catch {
-            let location = switch error.location {
+        func location(_ place: PropertyListLocation) -> SourceLocation {
+            switch place {
             case .line(let line): SourceLocation(file: path, line: line)
             case .offset(let offset): SourceLocation(file: path, position: "offset \(offset)")
             }
-            return RegistrationFile(registration: nil, diagnostics: [Diagnostic(.error, at: location, error.message)])
+        }
+        var warnings: [PropertyListError] = []
+        do {
+            let root = try PropertyList.parse(bytes, warnings: &warnings)
+            let container = warnings.map { Diagnostic(.warning, at: location($0.location), $0.message) }
+            return read(root, path: path, bundle: bundle, diagnostics: container)
+        } catch {
+            return RegistrationFile(registration: nil, diagnostics: [Diagnostic(.error, at: location(error.location),
+                                                                                error.message)])
         }
     }
 
     /// Reads a parsed Info.plist; its locations (lines or offsets) decide how diagnostics name places.
-    static func read(_ root: PropertyListNode, path: String) -> RegistrationFile {
+    static func read(_ root: PropertyListNode, path: String, bundle: InfoPlistBundle? = nil,
+                     diagnostics: [Diagnostic] = []) -> RegistrationFile {
         guard case .dict(let entries) = root.value else {
             let location = root.location.line.map { SourceLocation(file: path, line: $0) }
                 ?? SourceLocation(file: path, position: "")
-            return RegistrationFile(registration: nil, diagnostics: [Diagnostic(.error, at: location,
+            return RegistrationFile(registration: nil, diagnostics: diagnostics + [Diagnostic(.error, at: location,
                 "the top level of an Info.plist must be a dict, not \(root.value.kind)")])
         }
-        var mapper = InfoPlistMapper(path: path)
+        var mapper = InfoPlistMapper(path: path, stem: bundle?.stem, bundle: bundle)
+        mapper.sink.diagnostics = diagnostics
         let sections = mapper.sections(entries, root: root.location)
-        return RegistrationParser.build(sections, diagnostics: mapper.sink.diagnostics, path: path,
-                                        positions: mapper.sink.positions, terms: terms(execReported: mapper.execReported))
+        var file = RegistrationParser.build(sections, diagnostics: mapper.sink.diagnostics, path: path,
+                                            positions: mapper.sink.positions,
+                                            terms: terms(execReported: mapper.execReported, stem: mapper.stem),
+                                            types: mapper.types)
+        file.registration?.typeDetails = mapper.types.details
+        return file
     }
 }
 

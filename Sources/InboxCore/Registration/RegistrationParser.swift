@@ -9,8 +9,12 @@ public enum RegistrationParser {
     /// Parses one file; `path` is used only in diagnostics and `HandlerRegistration.path`, and its stem
     /// (the file name without ".handler" or ".plist") is the default identifier. Any error rejects the whole file.
     /// A `.plist` path or a binary property list is read as an Info.plist (see `InfoPlist`).
-    public static func parse(_ bytes: [UInt8], path: String) -> RegistrationFile {
-        if path.hasSuffix(".plist") || PropertyList.isBinary(bytes) { return InfoPlist.parse(bytes, path: path) }
+    /// `bundle` is the app bundle an Info.plist came in (its name is then the default identifier, and its program
+    /// the default command).
+    public static func parse(_ bytes: [UInt8], path: String, bundle: InfoPlistBundle? = nil) -> RegistrationFile {
+        if path.hasSuffix(".plist") || PropertyList.isBinary(bytes) || bundle != nil {
+            return InfoPlist.parse(bytes, path: path, bundle: bundle)
+        }
         let document = INILexer.lex(bytes, path: path, maximumSize: maximumSize)
         if bytes.count > maximumSize { return RegistrationFile(registration: nil, diagnostics: document.diagnostics) }
         return build(document.sections, diagnostics: document.diagnostics, path: path)
@@ -18,13 +22,15 @@ public enum RegistrationParser {
 
     /// Turns sections (from a `.handler` file, or made from an Info.plist) into a registration. `positions` stands
     /// in for lines in files that have none (see `DiagnosticSink`); `terms` words the messages about the whole file.
+    /// An Info.plist's document types and declarations come made (`types`); its sections then hold only [Handler].
     static func build(_ sections: [INISection], diagnostics: [Diagnostic], path: String,
-                      positions: [Int: String] = [:], terms: RegistrationTerms = .unit) -> RegistrationFile {
+                      positions: [Int: String] = [:], terms: RegistrationTerms = .unit,
+                      types: InfoPlistTypes? = nil) -> RegistrationFile {
         var sink = DiagnosticSink(path: path, diagnostics: diagnostics, positions: positions)
         var handler = HandlerSection()
-        var documentTypes: [DocumentType] = []
-        var exportedTypes: [TypeDeclaration] = []
-        var importedTypes: [TypeDeclaration] = []
+        var documentTypes = types?.documentTypes ?? []
+        var exportedTypes = types?.exportedTypes ?? []
+        var importedTypes = types?.importedTypes ?? []
         for section in sections {
             switch section.name {
             case "Handler":
@@ -52,7 +58,7 @@ public enum RegistrationParser {
         } else if handler.exec == nil && !handler.execInvalid, let message = terms.missingExec {
             sink.error(handlerLine, message)
         }
-        let identifier = handler.identifier ?? stem(of: path)
+        let identifier = handler.identifier ?? terms.stem ?? stem(of: path)
         if handler.identifier == nil && !IdentifierSyntax.isValid(identifier) {
             sink.error(handlerLine,
                        "file name '\(identifier.abbreviated)' is not a valid identifier; set \(terms.identifierKey)")
@@ -96,6 +102,8 @@ struct RegistrationTerms: Sendable {
     var identifierKey = "Identifier="
     /// nil when the caller checks for document types itself.
     var noDocumentTypes: String? = "no [DocumentType] section: this handler opens no files"
+    /// The default identifier when it is not the file's stem (a bundle's name).
+    var stem: String?
 
     static let unit = RegistrationTerms()
 }

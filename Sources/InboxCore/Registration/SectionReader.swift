@@ -20,6 +20,10 @@ struct DiagnosticSink {
         diagnostics.append(Diagnostic(.warning, at: location(line), message))
     }
 
+    mutating func notice(_ line: Int, _ message: String) {
+        diagnostics.append(Diagnostic(.notice, at: location(line), message))
+    }
+
     /// Warns about a key no reader claimed; `X-` keys are reserved for extensions and pass silently.
     mutating func unknownKey(_ entry: INIEntry, in section: String) {
         guard !entry.key.hasPrefix("X-") else { return }

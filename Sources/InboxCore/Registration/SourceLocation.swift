@@ -32,9 +32,10 @@ public struct SourceLocation: Sendable, Hashable, CustomStringConvertible {
 
 /// A problem found while reading a file, with the place it was found.
 public struct Diagnostic: Error, Sendable, Hashable, CustomStringConvertible {
-    /// Errors reject the file; warnings are reported and the file is still used.
+    /// Errors reject the file; warnings are reported and the file is still used; a notice says something worth
+    /// knowing that is not wrong (a claim on a type nobody declares).
     public enum Severity: Sendable, Hashable {
-        case error, warning
+        case error, warning, notice
     }
 
     /// How bad the problem is.
@@ -54,11 +55,12 @@ public struct Diagnostic: Error, Sendable, Hashable, CustomStringConvertible {
     /// True for `.error`.
     public var isError: Bool { severity == .error }
 
-    /// `file:line: message`, or `file:line: warning: message` for warnings.
+    /// `file:line: message`, or `file:line: warning: message` (`notice:`) for warnings and notices.
     public var description: String {
         switch severity {
         case .error: "\(location): \(message)"
         case .warning: "\(location): warning: \(message)"
+        case .notice: "\(location): notice: \(message)"
         }
     }
 }

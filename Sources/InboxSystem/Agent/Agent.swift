@@ -101,7 +101,7 @@ public final class Agent {
         }
         try watcher.start()
         catalog.report(to: logger)
-        watcher.watch(handlerDirectories: settings.handlerDirectories)
+        watcher.watch(handlerDirectories: settings.handlerDirectories + catalog.loaded.bundleDirectories)
         try watcher.watchInboxes(asRoot: CurrentProcess.isRoot)
         phase = .running
         // What handlers of a crashed run still run goes before their files are delivered again.
@@ -145,7 +145,7 @@ public final class Agent {
         catalog.report(to: logger)
         router.use(catalog)
         dispatcher.use(catalog)
-        watcher.watch(handlerDirectories: settings.handlerDirectories)
+        watcher.watch(handlerDirectories: settings.handlerDirectories + catalog.loaded.bundleDirectories)
         router.redispatchUnhandled()
         notifier.ready(status: statusLine())
         dispatcher.launchReady()

@@ -99,7 +99,8 @@ public final class HandlerCatalog {
                 logger.log(.warning, "MIME database: \(text)")
             case .diagnostic(let diagnostic):
                 let location = diagnostic.location
-                logger.log(diagnostic.severity == .error ? .error : .warning, diagnostic.description,
+                logger.log(diagnostic.severity == .error ? .error : diagnostic.severity == .notice ? .notice : .warning,
+                           diagnostic.description,
                            event: .registrationError, fields: [
                     "CONFIG_FILE": location.file, "CONFIG_LINE": location.line > 0 ? String(location.line) : nil,
                     "CONFIG_POSITION": location.position.flatMap { $0.isEmpty ? nil : $0 }])

@@ -12,9 +12,18 @@ public struct LoadedRegistrations: Sendable {
     public var masked: [String] = []
     /// Files that had errors and were skipped.
     public var rejected: [String] = []
+    /// The directories of the bundles found (each bundle, its Contents/ and Contents/MacOS/): watched like the
+    /// handlers.d directories, so that an edit inside a bundle reloads too.
+    public var bundleDirectories: [String] = []
 
     public func registration(_ identifier: String) -> HandlerRegistration? {
         registrations.first { $0.identifier == identifier }
+    }
+
+    /// The icons and reference URL of a declared type, from the registration whose declaration is in force.
+    public func typeDetails(of identifier: String) -> TypeDetails? {
+        guard let file = database.declaration(for: identifier)?.origin.location?.file else { return nil }
+        return registrations.first { $0.path == file && $0.typeDetails[identifier] != nil }?.typeDetails[identifier]
     }
 }
 
@@ -34,21 +43,32 @@ public enum RegistrationLoader {
         for directory in directories {
             guard let dir = try? Directory(path: directory), let names = try? dir.entries() else { continue }
             let candidates = names.compactMap { String(validating: $0, as: UTF8.self) }
-                .filter { name in !name.hasPrefix(".") && suffixes.contains { name.hasSuffix($0) } }
+                .filter { name in
+                    !name.hasPrefix(".") && (suffixes.contains { name.hasSuffix($0) } || RegistrationBundle.isBundleName(name))
+                }
                 .sorted()
             for name in candidates where !seen.contains(name) {
                 seen.insert(name)
                 let path = dir.child(name)
-                if isMask(path) { loaded.masked.append(path) } else { files.append(path) }
+                if isMask(path) {
+                    loaded.masked.append(path)
+                } else if RegistrationBundle.isBundleName(name) {
+                    // Only a directory is a bundle; a file so named is none of ours.
+                    guard RegistrationBundle.isDirectory(path) else { continue }
+                    files.append(path)
+                    loaded.bundleDirectories += [path, path + "/Contents", path + "/Contents/MacOS"]
+                } else {
+                    files.append(path)
+                }
             }
         }
         var identifiers: [String: String] = [:]
         var declarations: [TypeDeclaration] = []
         for path in files.sorted(by: { lastPathComponent($0) < lastPathComponent($1) }) {
             let parsed: RegistrationFile
-            switch read(path, trust: trust) {
-            case .success(let bytes):
-                parsed = RegistrationParser.parse(bytes, path: path)
+            switch parse(path, trust: trust) {
+            case .success(let file):
+                parsed = file
             case .failure(let diagnostic):
                 loaded.diagnostics.append(diagnostic)
                 loaded.rejected.append(path)
@@ -75,8 +95,7 @@ public enum RegistrationLoader {
             loaded.registrations.append(registration)
             declarations += registration.exportedTypes + registration.importedTypes
         }
-        let (database, typeDiagnostics) = TypeDatabase.builtin.attaching(mime).adding(declarations)
-        loaded.database = database
+        var (database, typeDiagnostics) = TypeDatabase.builtin.attaching(mime).adding(declarations)
         // ContentTypes= may name MIME types and dynamic identifiers: each stands for the identifier the database
         // gives it (as for a content-type attribute). A MIME type that neither a type nor the host's MIME database
         // knows is probably misspelt: it still counts, as its dynamic identifier, with a warning.
@@ -90,6 +109,10 @@ public enum RegistrationLoader {
                     }
             }
         }
+        let claims = ClaimResolver.resolve(&loaded.registrations, database: database)
+        loaded.diagnostics += claims.diagnostics
+        if !claims.declarations.isEmpty { database = database.adding(claims.declarations).database }
+        loaded.database = database
         loaded.index = SelectionIndex(loaded.registrations)
         loaded.diagnostics += typeDiagnostics
         return loaded
@@ -107,6 +130,20 @@ public enum RegistrationLoader {
                            "ContentTypes= names MIME type '\(token)', which no type and no shared-mime-info entry declares")
             }
         }
+    }
+
+    /// Reads and parses one registration: a `.handler` or `.plist` file, or a bundle directory (its Info.plist,
+    /// with its programs for CFBundleExecutable). A file `trust` refuses, or a bundle without an Info.plist, is one
+    /// error for the whole.
+    public static func parse(_ path: String, trust: RegistrationTrust = .current) -> Result<RegistrationFile, Diagnostic> {
+        guard RegistrationBundle.isBundleName(lastPathComponent(path)), RegistrationBundle.isDirectory(path) else {
+            return read(path, trust: trust).map { RegistrationParser.parse($0, path: path) }
+        }
+        guard let (plist, bundle) = RegistrationBundle.layout(path) else {
+            return .failure(Diagnostic(.error, at: SourceLocation(file: path, position: ""),
+                                       "a bundle needs an Info.plist in Contents/ or at its top"))
+        }
+        return read(plist, trust: trust).map { RegistrationParser.parse($0, path: plist, bundle: bundle) }
     }
 
     /// The bytes of a registration file that `trust` accepts: the path walked (directories, symlinks, the file),

@@ -1,0 +1,55 @@
+/// What document types claim, settled once every registration's types are in the database:
+///
+/// - an extension claimed without a type (CFBundleTypeExtensions) stands for the type a file of that name gets
+///   (`TypeDatabase.nameType`); when nothing gives one, for a dynamic type `dyn.ext.<extension>` made for it, as
+///   LaunchServices makes `dyn.` types, conforming to public.data and tagged with the extension;
+/// - a claim on an identifier nobody declares is legal (on Apple's platforms too): it matches files that carry
+///   that identifier explicitly. It is said in a notice, and the identifier is declared as conforming to
+///   public.data, so that `inboxctl send --type` and `handlers --type` know it.
+public enum ClaimResolver {
+    /// The prefix of the types made for extensions.
+    public static let extensionPrefix = "dyn.ext."
+
+    /// Adds the extensions' types to each document type's content types, and returns the notices and the
+    /// declarations to add to the database.
+    public static func resolve(_ registrations: inout [HandlerRegistration],
+                               database: TypeDatabase) -> (diagnostics: [Diagnostic], declarations: [TypeDeclaration]) {
+        var diagnostics: [Diagnostic] = []
+        var declarations: [String: TypeDeclaration] = [:]
+        var order: [String] = []
+        for index in registrations.indices {
+            for typeIndex in registrations[index].documentTypes.indices {
+                var type = registrations[index].documentTypes[typeIndex]
+                for ext in type.extensions {
+                    if let named = database.nameType(of: "file." + ext) {
+                        if !type.contentTypes.contains(named.identifier) { type.contentTypes.append(named.identifier) }
+                        continue
+                    }
+                    let identifier = extensionPrefix + ext
+                    guard TypeIdentifierSyntax.isValid(identifier) else {
+                        diagnostics.append(Diagnostic(.warning, at: type.location,
+                            "extension '\(ext.visible)' cannot be named by a type identifier: skipped"))
+                        continue
+                    }
+                    if declarations[identifier] == nil {
+                        declarations[identifier] = TypeDeclaration(identifier: identifier, description: "*.\(ext) file",
+                            conformsTo: ["public.data"], extensions: [ext], mimeTypes: [], origin: .imported(type.location))
+                        order.append(identifier)
+                    }
+                    if !type.contentTypes.contains(identifier) { type.contentTypes.append(identifier) }
+                }
+                for claim in type.contentTypes where !database.contains(claim) && declarations[claim] == nil
+                    && !claim.contains("/") {
+                    diagnostics.append(Diagnostic(.notice, at: type.location,
+                        "claims '\(claim.visible)', which no type declares: it matches files that carry that identifier "
+                        + "explicitly (a content-type attribute, inboxctl send --type)"))
+                    declarations[claim] = TypeDeclaration(identifier: claim, description: type.name, conformsTo: ["public.data"],
+                                                          extensions: [], mimeTypes: [], origin: .imported(type.location))
+                    order.append(claim)
+                }
+                registrations[index].documentTypes[typeIndex] = type
+            }
+        }
+        return (diagnostics, order.compactMap { declarations[$0] })
+    }
+}
