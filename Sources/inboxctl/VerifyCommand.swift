@@ -33,7 +33,9 @@ enum VerifyCommand: InboxctlCommand {
         let paths = parsed.positionals, directories = parsed.values("--handlers")
         if paths.isEmpty {
             let searchPath = directories.isEmpty ? AgentSettings.systemHandlerDirectories : directories
-            return report(RegistrationLoader.load(directories: searchPath, mime: hostMIME).diagnostics, checked: "the handlers.d search path")
+            let loaded = RegistrationLoader.load(directories: searchPath, mime: hostMIME)
+            let missing = RegistrationLoader.missingDirectoryWarnings(loaded, defaults: AgentSettings.systemHandlerDirectories)
+            return report(missing + loaded.diagnostics, checked: "the handlers.d search path")
         }
         var diagnostics: [Diagnostic] = []
         for path in paths {
@@ -56,9 +58,9 @@ enum VerifyCommand: InboxctlCommand {
             let parsed = RegistrationParser.parse(bytes, path: path)
             let declarations = (parsed.registration?.exportedTypes ?? []) + (parsed.registration?.importedTypes ?? [])
             let (database, typeDiagnostics) = TypeDatabase.builtin.attaching(hostMIME).adding(declarations)
-            let unknown = parsed.registration.map { RegistrationLoader.unknownMIMETypes(in: $0, database: database) }
+            let unknown = parsed.typeReferences.unknownClaims(in: database)
             let program = parsed.registration.flatMap { RegistrationLoader.programRefusal($0) }
-            return parsed.diagnostics + typeDiagnostics + (unknown ?? []) + (program.map { [$0] } ?? [])
+            return parsed.diagnostics + typeDiagnostics + unknown + (program.map { [$0] } ?? [])
         }
         switch readBounded(path, limit: RegistrationParser.maximumSize) {
         case .failure(let error):
