@@ -80,7 +80,7 @@ enum ListCommand: InboxctlCommand {
     static func item(_ entry: HeldFiles.Entry, which: String, inspection: Inspection?, now: Int64,
                      retrySuffix: String) -> Item {
         let path = entry.directory.child(entry.name)
-        var age: Int64 = 0, id: String?, recorded: String?
+        var age: Int64 = 0, id: String?, recorded: String?, chosen: String?
         if case .opened(let file) = entry.directory.openRegular(Array(entry.name.utf8)) {
             defer { file.descriptor.close() }
             // The change time: set when the file was moved here (rename) and its failure recorded.
@@ -88,10 +88,16 @@ enum ListCommand: InboxctlCommand {
             let attributes = ExtendedAttributes(file.descriptor)
             id = AgentAttribute.delivery(attributes)?.id
             recorded = attributes.readString(AgentAttribute.failure, limit: 4096)
+            chosen = attributes.readString(SenderAttribute.handler, limit: MetadataLimits.sourceAppBytes)
         }
         var reason = recorded ?? (which == "failed" ? "no failure recorded" : "no handler for its type")
-        if which == "unhandled", recorded == nil, let inspection, case .success(let report) = inspection.inspect(path) {
-            reason = "no handler for \(report.resolved.identifier)"
+        if which == "unhandled", recorded == nil, let inspection {
+            // A sender's choice of a handler not registered (yet) waits for that handler, whatever the type.
+            if let chosen, inspection.catalog.registration(chosen) == nil {
+                reason = "no handler \(chosen) (its sender's choice) is registered"
+            } else if case .success(let report) = inspection.inspect(path) {
+                reason = "no handler for \(report.resolved.identifier)"
+            }
         }
         let retry = "inboxctl retry " + LogCommand.quoted(which + "/" + entry.name) + retrySuffix
         return Item(name: entry.name, path: path, ageSeconds: age, deliveryID: id, reason: reason, retry: retry)

@@ -54,6 +54,16 @@ struct InboxctlListTests {
         _ = try world.waitForEvents("failed", count: 2)
     }
 
+    @Test func anUnhandledFileWaitingForItsSendersChoiceSaysSo() throws {
+        let (world, handler) = try Self.world()
+        let chosen = "test.absent.\(world.tag)"
+        try world.drop("chosen.txt", contents: Array("text".utf8), attributes: ["user.inbox.handler": chosen])
+        _ = try world.waitForEvents("unhandled")
+        let list = try world.inboxctl("list", ["unhandled"])
+        #expect(list.stdout.contains("  no handler \(chosen) (its sender's choice) is registered\n"), "\(list.stdout)")
+        #expect(!list.stdout.contains(handler))
+    }
+
     @Test func anUnknownListIsAUsageErrorWithTheNearestName() throws {
         let result = try inboxctl(["list", "faild"])
         #expect(result.status == 2)

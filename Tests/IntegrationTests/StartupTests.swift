@@ -165,7 +165,10 @@ struct StartupTests {
         }
         #expect(entry["SYSLOG_IDENTIFIER"] == "inboxd")
         #expect(entry["INBOX_FILE"]?.hasSuffix("once-back.txt") == true)
-        #expect(Self.occurrences(of: "inboxd: the journal answers again; logging there\n", in: stderr.value) == 1)
+        // Said right after the first entry the journal took: wait for the pipe to bring it.
+        let back = "inboxd: the journal answers again; logging there\n"
+        try waitUntil("stderr hears that the journal is back") { stderr.value.contains(back) }
+        #expect(Self.occurrences(of: back, in: stderr.value) == 1)
         // (The handler's own output has no journal stream here, which needs journald's stdout socket: it is on stderr.)
         let agentLines = stderr.value.split(separator: "\n").filter { $0.hasPrefix("inboxd: ") }
         #expect(!agentLines.contains { $0.contains("once-back.txt") }, "no entry of it on stderr once the journal answers")
