@@ -29,7 +29,7 @@ _inboxctl() {
     done
 
     if [[ -z $subcommand ]]; then
-        mapfile -t COMPREPLY < <(compgen -W "$(_inboxctl_subcommands "$tool") help --help" -- "$cur")
+        mapfile -t COMPREPLY < <(compgen -W "$(_inboxctl_subcommands "$tool") help --help --version" -- "$cur")
         return
     fi
     case $prev in
@@ -52,6 +52,7 @@ _inboxctl() {
     fi
     case $subcommand in
         help) mapfile -t COMPREPLY < <(compgen -W "$(_inboxctl_subcommands "$tool")" -- "$cur") ;;
+        list) mapfile -t COMPREPLY < <(compgen -W "failed unhandled" -- "$cur") ;;
         types)
             mapfile -t COMPREPLY < <(compgen -W "$("$tool" types "${agent_options[@]}" 2>/dev/null |
                 awk '{print $1}')" -- "$cur")

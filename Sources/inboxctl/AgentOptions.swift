@@ -31,10 +31,24 @@ struct AgentOptions {
         let (settings, diagnostics) = SettingsResolver.resolve(overrides)
         for diagnostic in diagnostics { Inboxctl.write(diagnostic.description + "\n", to: 2) }
         switch settings {
-        case .success(let settings): return settings
+        case .success(let settings):
+            warnAboutMissingPaths()
+            return settings
         case .failure(let error):
             Inboxctl.write("inboxctl: \(error)\n", to: 2)
             return nil
+        }
+    }
+}
+
+extension AgentOptions {
+    /// A `--inbox` or `--handlers` given that does not exist is most likely a typo: said once on stderr, since the
+    /// command would otherwise answer as if the directory were empty.
+    func warnAboutMissingPaths() {
+        for (what, paths) in [("Inbox", overrides.inboxes), ("handlers directory", overrides.handlers)] {
+            for path in paths where FileSystem.accessError(path) == .noSuchFile {
+                Inboxctl.write("inboxctl: warning: \(what) \(path) does not exist\n", to: 2)
+            }
         }
     }
 }

@@ -5,7 +5,7 @@ import InboxSystem
 enum DiscardCommand: InboxctlCommand {
     static let name = "discard"
     static let summary = "Remove a failed or unhandled file"
-    static let usage = "inboxctl discard ID"
+    static let usage = "inboxctl discard ID [--json]"
 
     static let help = """
         OVERVIEW: Remove a failed or unhandled file.
@@ -20,12 +20,13 @@ enum DiscardCommand: InboxctlCommand {
           <ID>                    A file name in failed/ or unhandled/, or a delivery id
 
         OPTIONS:
+          --json                  Print one JSON document: what was removed, or why not
         \(AgentOptions.help)
           -h, --help              Show help information
 
         """
 
-    static let options = CommandOptions(agentOptions: true, positionals: .atMostOne)
+    static let options = CommandOptions([.flag("--json")], agentOptions: true, positionals: .atMostOne)
 
     /// The usage errors that the options one by one cannot show.
     static func check(_ parsed: ParsedOptions) throws(UsageError) {
@@ -35,23 +36,32 @@ enum DiscardCommand: InboxctlCommand {
     static func run(_ parsed: ParsedOptions) -> CInt {
         guard let settings = parsed.agent.settings(), let held = HeldFiles(state: settings.stateDirectory),
               let entries = held.find(parsed.positionals[0]) else { return 1 }
+        let json = parsed.flag("--json")
         var status: CInt = 0
+        var removed: [String] = [], failed: [String] = []
         for entry in entries {
             let name = Array(entry.name.utf8)
             let path = entry.directory.child(entry.name)
             // lstat, then unlinkat: a name swapped for a link in between is itself removed, never what it points to.
             guard let st = try? entry.directory.status(of: name), EntryKind(mode: st.st_mode) == .regular else {
                 Inboxctl.write("inboxctl: \(path) is not a regular file; left in place\n", to: 2)
+                failed.append(JSONText.object([("path", JSON.quote(path)), ("error", JSON.quote("not a regular file"))]))
                 status = 1
                 continue
             }
             if let error = entry.directory.remove(name) {
                 Inboxctl.write("inboxctl: cannot remove \(path): \(error)\n", to: 2)
+                failed.append(JSONText.object([("path", JSON.quote(path)), ("error", JSON.quote(error.description))]))
                 status = 1
             } else {
                 entry.directory.removeSidecar(of: name)
-                Inboxctl.write("removed \(path)\n", to: 1)
+                if !json { Inboxctl.write("removed \(path)\n", to: 1) }
+                removed.append(JSON.quote(path))
             }
+        }
+        if json {
+            Inboxctl.write(JSONText.object([("removed", "[" + removed.joined(separator: ",") + "]"),
+                                            ("failed", "[" + failed.joined(separator: ",") + "]")]) + "\n", to: 1)
         }
         return status
     }

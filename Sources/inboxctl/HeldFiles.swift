@@ -12,6 +12,10 @@ struct HeldFiles {
     var failed: Directory? { state.failed }
     var unhandled: Directory? { state.unhandled }
 
+    init(_ state: StateDirectories) {
+        self.state = state
+    }
+
     /// nil, after saying so, when the agent never made failed/ or unhandled/ there.
     init?(state path: String) {
         guard let state = try? StateDirectories(existing: path), state.failed != nil || state.unhandled != nil else {

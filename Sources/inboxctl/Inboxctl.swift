@@ -7,7 +7,8 @@ enum Inboxctl {
     /// Every subcommand, in the order `inboxctl --help` lists them.
     static let commands: [any InboxctlCommand.Type] = [
         VerifyCommand.self, TypesCommand.self, InfoCommand.self, HandlersCommand.self, StatusCommand.self,
-        SendCommand.self, OpenCommand.self, PreviewCommand.self, RetryCommand.self, DiscardCommand.self, LogCommand.self,
+        SendCommand.self, OpenCommand.self, PreviewCommand.self, ListCommand.self, RetryCommand.self, DiscardCommand.self,
+        LogCommand.self,
     ]
 
     static var help: String {
@@ -18,6 +19,7 @@ enum Inboxctl {
             USAGE: \(usage)
 
             OPTIONS:
+              --version               Show the version
               -h, --help              Show help information
 
             SUBCOMMANDS:
@@ -41,6 +43,9 @@ enum Inboxctl {
         case "-h", "--help":
             write(help, to: 1)
             return 0
+        case "--version" where rest.isEmpty:
+            write("inboxctl \(inboxdVersion)\n", to: 1)
+            return 0
         case "help":
             guard let topic = rest.first else {
                 write(help, to: 1)
@@ -53,8 +58,8 @@ enum Inboxctl {
             return usageError(UsageError.unknownSubcommand(topic, known: subcommands).message)
         default:
             if let command = commands.first(where: { $0.name == first }) { return command.main(rest) }
-            // Before the subcommand only -h and --help are options; a misspelt one gets no guess.
-            let error = first.hasPrefix("-") ? UsageError.unknownOption(first, known: [])
+            // Before the subcommand only -h, --help and --version are options.
+            let error = first.hasPrefix("-") ? UsageError.unknownOption(first, known: ["--help", "--version"])
                 : UsageError.unknownSubcommand(first, known: subcommands)
             return usageError(error.message)
         }

@@ -5,7 +5,7 @@ import InboxSystem
 enum LogCommand: InboxctlCommand {
     static let name = "log"
     static let summary = "Show the journal entries of a handler, file or delivery"
-    static let usage = "inboxctl log [--handler ID] [--file NAME] [--delivery ID] [--follow] [-n N]"
+    static let usage = "inboxctl log [--handler ID] [--file NAME] [--delivery ID] [--follow] [-n N] [-- JOURNALCTL-ARGS...]"
     static let journalctl = "/usr/bin/journalctl"
 
     static let help = """
@@ -15,7 +15,10 @@ enum LogCommand: InboxctlCommand {
         the handler's own output (its identifier) is shown too. --file NAME matches INBOX_FILE
         exactly, for NAME in each drop Inbox, failed/, unhandled/ and each handler's container
         Inbox (a renamed copy, NAME-2.EXT, has a name of its own); a NAME with a '/' is taken as
-        a full path. The matches are exact and use the journal's index, unlike --grep.
+        a full path. The matches are exact and use the journal's index, unlike --grep. Words
+        after '--' are passed to journalctl as they are, before the matches (-o json, --since
+        today, -x). A --handler that is not registered is still looked for (its entries outlive
+        it), with the nearest registered identifier suggested.
 
         USAGE: \(usage)
 
@@ -32,7 +35,7 @@ enum LogCommand: InboxctlCommand {
 
     static let options = CommandOptions([
         .value("--handler"), .value("--file"), .value("--delivery"), .flag("--follow", "-f"), .value("--lines", "-n"),
-    ], agentOptions: true, positionals: .none)
+    ], agentOptions: true, positionals: .passthrough)
 
     /// The usage errors that the options one by one cannot show.
     static func check(_ parsed: ParsedOptions) throws(UsageError) {
@@ -51,6 +54,14 @@ enum LogCommand: InboxctlCommand {
         var command = ["journalctl"]
         if parsed.flag("--follow") { command.append("-f") }
         if let lines { command += ["-n", lines] }
+        command += parsed.passthrough
+        // The agent's settings only when a match needs them (its handlers, its directories): resolved once.
+        var settings: AgentSettings?
+        if handler != nil || (file.map { !$0.contains("/") } ?? false) {
+            guard let resolved = parsed.agent.settings() else { return 1 }
+            settings = resolved
+        }
+        if let handler, let settings { suggest(for: handler, settings: settings) }
         if let handler, file == nil, delivery == nil {
             // -t adds its matches in a group of their own, ANDed with the others: an OR across fields needs '+'.
             command += ["SYSLOG_IDENTIFIER=inboxd", "INBOX_HANDLER=\(handler)", "+", "SYSLOG_IDENTIFIER=\(handler)"]
@@ -59,19 +70,27 @@ enum LogCommand: InboxctlCommand {
             if let handler { command.append("INBOX_HANDLER=\(handler)") }
             if let delivery { command.append("INBOX_DELIVERY_ID=\(delivery.lowercased())") }
             if let file {
-                guard let paths = paths(of: file, agent: parsed.agent) else { return 1 }
-                command += paths.map { "INBOX_FILE=\($0)" }
+                command += paths(of: file, settings: settings).map { "INBOX_FILE=\($0)" }
             }
         }
         Inboxctl.write(command.map(quoted).joined(separator: " ") + "\n", to: 2)
         return exec(journalctl, command)
     }
 
+    /// Says so when `handler` is not registered, with the nearest identifier that is (a typo finds nothing in the
+    /// journal, silently); the search still runs, since a removed handler's entries stay in the journal.
+    static func suggest(for handler: String, settings: AgentSettings) {
+        let registered = RegistrationLoader.load(directories: settings.handlerDirectories).registrations.map(\.identifier)
+        guard !registered.contains(handler) else { return }
+        var message = "inboxctl: no handler '\(handler)' is registered"
+        if let close = Spelling.closest(to: handler, among: registered) { message += "; did you mean '\(close)'?" }
+        Inboxctl.write(message + "\n", to: 2)
+    }
+
     /// Every path the agent may have logged for a file name: where it was dropped, where it waited or failed, and
     /// each handler's Inbox it was moved to.
-    static func paths(of name: String, agent: AgentOptions) -> [String]? {
-        if name.contains("/") { return [name] }
-        guard let settings = agent.settings() else { return nil }
+    static func paths(of name: String, settings: AgentSettings?) -> [String] {
+        guard let settings, !name.contains("/") else { return [name] }
         var directories = settings.inboxes.map { $0.hasSuffix("/") ? String($0.dropLast()) : $0 }
         let held = StateDirectories.paths(of: settings.stateDirectory)
         directories += [held.failed, held.unhandled]

@@ -6,7 +6,7 @@ import InboxSystem
 enum OpenCommand: InboxctlCommand {
     static let name = "open"
     static let summary = "Send files to a handler of your choice"
-    static let usage = "inboxctl open --with ID [--force] [--inbox DIR] [--source-app ID] [--annotation JSON] FILE..."
+    static let usage = "inboxctl open --with ID [--force] [--inbox DIR] [--source-app ID] [--annotation JSON] [--json] FILE..."
 
     static let help = """
         OVERVIEW: Send files to a handler of your choice.
@@ -31,13 +31,14 @@ enum OpenCommand: InboxctlCommand {
           --inbox DIR             The drop Inbox (default: the agent's first Inbox)
           --source-app ID         The sending application's identifier
           --annotation JSON       JSON handed to the handler (at most 65536 bytes)
+          --json                  Print one JSON document: each file's path in the Inbox, or why not
         \(AgentOptions.help(omitting: ["--inbox"]))
           -h, --help              Show help information
 
         """
 
     static let options = CommandOptions([.value("--with"), .flag("--force"), .value("--inbox"), .value("--source-app"),
-                                         .value("--annotation")], agentOptions: true, positionals: .any)
+                                         .value("--annotation"), .flag("--json")], agentOptions: true, positionals: .any)
 
     static func check(_ parsed: ParsedOptions) throws(UsageError) {
         guard let handler = parsed.value("--with") else { throw UsageError(message: "missing '--with ID'") }
@@ -65,7 +66,8 @@ enum OpenCommand: InboxctlCommand {
         }
         let request = SendCommand.Request(sourceApp: parsed.value("--source-app"), annotation: parsed.value("--annotation"),
                                           handler: handler, overridesHandlerCheck: force)
-        return SendCommand.deliver(parsed.positionals, request: request, inbox: parsed.value("--inbox"), settings: settings) { file in
+        return SendCommand.deliver(parsed.positionals, request: request, inbox: parsed.value("--inbox"), settings: settings,
+                                   json: parsed.flag("--json")) { file in
             admit(file, handler: handler, force: force, inspection: inspection)
         }
     }

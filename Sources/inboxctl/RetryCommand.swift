@@ -6,7 +6,7 @@ import InboxSystem
 enum RetryCommand: InboxctlCommand {
     static let name = "retry"
     static let summary = "Send a failed or unhandled file to its handler again"
-    static let usage = "inboxctl retry ID|--all"
+    static let usage = "inboxctl retry ID|--all [--json]"
 
     static let help = """
         OVERVIEW: Send a failed or unhandled file to its handler again.
@@ -26,12 +26,14 @@ enum RetryCommand: InboxctlCommand {
         OPTIONS:
           --all                   Retry every file in failed/
           --inbox DIR             The drop Inbox (default: the agent's first Inbox)
+          --json                  Print one JSON document: where each file went, or why not
         \(AgentOptions.help(omitting: ["--inbox"]))
           -h, --help              Show help information
 
         """
 
-    static let options = CommandOptions([.flag("--all"), .value("--inbox")], agentOptions: true, positionals: .atMostOne)
+    static let options = CommandOptions([.flag("--all"), .value("--inbox"), .flag("--json")], agentOptions: true,
+                                        positionals: .atMostOne)
 
     /// The usage errors that the options one by one cannot show.
     static func check(_ parsed: ParsedOptions) throws(UsageError) {
@@ -43,6 +45,7 @@ enum RetryCommand: InboxctlCommand {
 
     static func run(_ parsed: ParsedOptions) -> CInt {
         let all = parsed.flag("--all"), id = parsed.positionals.first, inbox = parsed.value("--inbox")
+        let json = parsed.flag("--json")
         guard let settings = parsed.agent.settings() else { return 1 }
         guard let held = HeldFiles(state: settings.stateDirectory) else { return 1 }
         guard let target = settings.openDropInbox(inbox) else { return 1 }
@@ -51,6 +54,7 @@ enum RetryCommand: InboxctlCommand {
             files = held.entries(in: held.failed)
             if files.isEmpty {
                 Inboxctl.write("inboxctl: nothing in \(held.failed?.path ?? StateDirectories.paths(of: settings.stateDirectory).failed)\n", to: 2)
+                if json { Inboxctl.write(#"{"retried":[],"failed":[]}"# + "\n", to: 1) }
                 return 0
             }
         } else {
@@ -58,14 +62,22 @@ enum RetryCommand: InboxctlCommand {
             files = found
         }
         var status: CInt = 0
+        var retried: [String] = [], failed: [String] = []
         for entry in files {
+            let from = entry.directory.child(entry.name)
             switch retry(entry, into: target) {
             case .success(let path):
-                Inboxctl.write("\(entry.directory.child(entry.name)) -> \(path)\n", to: 1)
+                if !json { Inboxctl.write("\(from) -> \(path)\n", to: 1) }
+                retried.append(JSONText.object([("from", JSON.quote(from)), ("to", JSON.quote(path))]))
             case .failure(let error):
-                Inboxctl.write("inboxctl: cannot retry \(entry.directory.child(entry.name)): \(error)\n", to: 2)
+                Inboxctl.write("inboxctl: cannot retry \(from): \(error)\n", to: 2)
+                failed.append(JSONText.object([("from", JSON.quote(from)), ("error", JSON.quote(error.description))]))
                 status = 1
             }
+        }
+        if json {
+            Inboxctl.write(JSONText.object([("retried", "[" + retried.joined(separator: ",") + "]"),
+                                            ("failed", "[" + failed.joined(separator: ",") + "]")]) + "\n", to: 1)
         }
         return status
     }

@@ -6,7 +6,7 @@ import InboxSystem
 enum SendCommand: InboxctlCommand {
     static let name = "send"
     static let summary = "Send files to their handlers through a drop Inbox"
-    static let usage = "inboxctl send [--inbox DIR] [--source-app ID] [--annotation JSON] [--type UTI] [--name NAME] FILE...|-"
+    static let usage = "inboxctl send [--inbox DIR] [--source-app ID] [--annotation JSON] [--type UTI] [--name NAME] [--json] FILE...|-"
 
     static let help = """
         OVERVIEW: Send files to their handlers through a drop Inbox.
@@ -30,6 +30,7 @@ enum SendCommand: InboxctlCommand {
           --annotation JSON       JSON handed to the handler (at most 65536 bytes)
           --type UTI              The content type (a UTI, a dyn.mime. identifier or a MIME type)
           --name NAME             The name in the Inbox (one FILE, or '-')
+          --json                  Print one JSON document: each file's path in the Inbox, or why not
         \(AgentOptions.help(omitting: ["--inbox"]))
           -h, --help              Show help information
 
@@ -50,7 +51,7 @@ enum SendCommand: InboxctlCommand {
     }
 
     static let options = CommandOptions([.value("--inbox"), .value("--source-app"), .value("--annotation"), .value("--type"),
-                                         .value("--name")], agentOptions: true, positionals: .any)
+                                         .value("--name"), .flag("--json")], agentOptions: true, positionals: .any)
 
     static func run(_ parsed: ParsedOptions) -> CInt {
         guard let settings = parsed.agent.settings() else { return 1 }
@@ -72,29 +73,41 @@ enum SendCommand: InboxctlCommand {
                 request.streamName = streamName(for: identifier, in: database)
             }
         }
-        return deliver(files, request: request, inbox: parsed.value("--inbox"), settings: settings)
+        return deliver(files, request: request, inbox: parsed.value("--inbox"), settings: settings, json: parsed.flag("--json"))
     }
 
     /// Sends each file in turn (after `admit` agrees, when given), printing its path in the Inbox; 1 if any failed,
     /// 128 + the signal when interrupted.
-    static func deliver(_ files: [String], request: Request, inbox: String?, settings: AgentSettings,
+    /// With `json`, the paths are not printed one by one: one document at the end lists each file's path in the
+    /// Inbox (`sent`) or why it was not sent (`failed`; also said on stderr).
+    static func deliver(_ files: [String], request: Request, inbox: String?, settings: AgentSettings, json: Bool = false,
                         admit: (String) -> Bool = { _ in true }) -> CInt {
         guard let directory = settings.openDropInbox(inbox) else { return 1 }
         Interruption.catchSignals()
         var status: CInt = 0
+        var sent: [String] = [], failed: [String] = []
         for file in files {
             if Interruption.signal != 0 { break }
             guard admit(file) else {
                 status = 1
+                failed.append(JSONText.object([("file", JSON.quote(file)), ("error", JSON.quote("refused"))]))
                 continue
             }
             switch send(file, request: request, into: directory) {
             case .success(let path):
-                Inboxctl.write(path + "\n", to: 1)
+                if !json { Inboxctl.write(path + "\n", to: 1) }
+                sent.append(JSONText.object([("file", JSON.quote(file)), ("path", JSON.quote(path))]))
             case .failure(let failure):
                 Inboxctl.write("inboxctl: cannot send \(file == "-" ? "stdin" : file): \(failure.message)\n", to: 2)
+                failed.append(JSONText.object([("file", JSON.quote(file)), ("error", JSON.quote(failure.message))]))
                 status = 1
             }
+        }
+        if json {
+            Inboxctl.write(JSONText.object([
+                ("inbox", JSON.quote(directory.path)), ("handler", request.handler.map(JSON.quote) ?? "null"),
+                ("sent", "[" + sent.joined(separator: ",") + "]"), ("failed", "[" + failed.joined(separator: ",") + "]"),
+            ]) + "\n", to: 1)
         }
         let signal = Interruption.signal
         return signal != 0 ? 128 + signal : status

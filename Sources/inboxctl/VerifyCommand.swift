@@ -5,7 +5,7 @@ import InboxSystem
 enum VerifyCommand: InboxctlCommand {
     static let name = "verify"
     static let summary = "Check registration and configuration files"
-    static let usage = "inboxctl verify [--handlers DIR]... [PATH...]"
+    static let usage = "inboxctl verify [--handlers DIR]... [--json] [PATH...]"
 
     static let help = """
         OVERVIEW: Check registration files and configuration files without the agent.
@@ -20,6 +20,7 @@ enum VerifyCommand: InboxctlCommand {
 
         OPTIONS:
           --handlers DIR          Check the registrations in DIR (repeatable)
+          --json                  Print one JSON document: every problem, with its file and line
           -h, --help              Show help information
 
         """
@@ -27,22 +28,24 @@ enum VerifyCommand: InboxctlCommand {
     /// The host's MIME database, so that a misspelt MIME type in ContentTypes= is noticed as the agent would.
     static var hostMIME: MIMEDatabase { MIMEDatabaseLoader.load(directories: MIMEDatabaseLoader.defaultDirectories()).database }
 
-    static let options = CommandOptions([.value("--handlers")], agentOptions: false, positionals: .any)
+    static let options = CommandOptions([.value("--handlers"), .flag("--json")], agentOptions: false, positionals: .any)
 
     static func run(_ parsed: ParsedOptions) -> CInt {
         let paths = parsed.positionals, directories = parsed.values("--handlers")
         if paths.isEmpty {
             // The search path of the instance inboxctl runs as: a user's own handlers.d comes first, as for their agent.
-            let searchPath = directories.isEmpty
-                ? AgentSettings.defaults(environment: CurrentProcess.environmentVariables, isRoot: CurrentProcess.isRoot).handlers
-                : directories
-            return report(RegistrationLoader.load(directories: searchPath, mime: hostMIME).diagnostics, checked: "the handlers.d search path")
+            let defaults = AgentSettings.defaults(environment: CurrentProcess.environmentVariables,
+                                                  isRoot: CurrentProcess.isRoot).handlers
+            let searchPath = directories.isEmpty ? defaults : directories
+            let loaded = RegistrationLoader.load(directories: searchPath, mime: hostMIME)
+            let missing = RegistrationLoader.missingDirectoryWarnings(loaded, defaults: defaults)
+            return report(missing + loaded.diagnostics, checked: "the handlers.d search path", json: parsed.flag("--json"))
         }
         var diagnostics: [Diagnostic] = []
         for path in paths {
             diagnostics += check(path)
         }
-        return report(diagnostics, checked: paths.count == 1 ? paths[0] : "\(paths.count) paths")
+        return report(diagnostics, checked: paths.count == 1 ? paths[0] : "\(paths.count) paths", json: parsed.flag("--json"))
     }
 
     static func check(_ path: String) -> [Diagnostic] {
@@ -59,11 +62,12 @@ enum VerifyCommand: InboxctlCommand {
             }
             let declarations = (parsed.registration?.exportedTypes ?? []) + (parsed.registration?.importedTypes ?? [])
             let (database, typeDiagnostics) = TypeDatabase.builtin.attaching(hostMIME).adding(declarations)
-            let unknown = parsed.registration.map { RegistrationLoader.unknownMIMETypes(in: $0, database: database) }
+            let unknown = parsed.typeReferences.unknownClaims(in: database)
             let program = parsed.registration.flatMap { RegistrationLoader.programRefusal($0) }
             var registrations = parsed.registration.map { [$0] } ?? []
-            let claims = ClaimResolver.resolve(&registrations, database: database).diagnostics
-            return parsed.diagnostics + typeDiagnostics + (unknown ?? []) + claims + (program.map { [$0] } ?? [])
+            let claims = ClaimResolver.resolve(&registrations, database: database,
+                                               alreadyReported: parsed.typeReferences.unknownIdentifiers(in: database)).diagnostics
+            return parsed.diagnostics + typeDiagnostics + unknown + claims + (program.map { [$0] } ?? [])
         }
         switch readBounded(path, limit: RegistrationParser.maximumSize) {
         case .failure(let error):
@@ -76,13 +80,34 @@ enum VerifyCommand: InboxctlCommand {
         }
     }
 
-    static func report(_ diagnostics: [Diagnostic], checked: String) -> CInt {
-        for diagnostic in diagnostics { Inboxctl.write(diagnostic.description + "\n", to: 1) }
+    static func report(_ diagnostics: [Diagnostic], checked: String, json: Bool) -> CInt {
         let errors = diagnostics.filter { $0.severity == .error }.count
+        if json {
+            Inboxctl.write(JSONText.object([
+                ("checked", JSON.quote(checked)), ("errors", String(errors)),
+                ("warnings", String(diagnostics.count - errors)),
+                ("diagnostics", "[" + diagnostics.map(jsonObject).joined(separator: ",") + "]"),
+            ]) + "\n", to: 1)
+            return errors > 0 ? 1 : 0
+        }
+        for diagnostic in diagnostics { Inboxctl.write(diagnostic.description + "\n", to: 1) }
         if errors > 0 {
             Inboxctl.write("\(checked): \(errors) error(s)\n", to: 2)
             return 1
         }
         return 0
+    }
+
+    /// One diagnostic: where (a line, or for a binary plist the key path), how bad, what, and the line as printed.
+    static func jsonObject(_ diagnostic: Diagnostic) -> String {
+        let location = diagnostic.location
+        return JSONText.object([
+            ("file", JSON.quote(location.file)),
+            ("line", location.position == nil ? String(location.line) : "null"),
+            ("position", location.position.flatMap { $0.isEmpty ? nil : JSON.quote($0) } ?? "null"),
+            ("severity", JSON.quote(diagnostic.severity == .error ? "error" : "warning")),
+            ("message", JSON.quote(diagnostic.message)),
+            ("text", JSON.quote(diagnostic.description)),
+        ])
     }
 }

@@ -1,8 +1,6 @@
 import InboxCore
 import InboxSystem
 
-let inboxdVersion = "0.1.0"
-
 /// Flags override the config file, which overrides the built-in defaults (SettingsResolver); problems in the
 /// file are printed as `file:line: message`.
 func makeSettings(_ options: AgentCommandLine) -> Result<AgentSettings, UsageError> {

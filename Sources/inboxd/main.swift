@@ -38,6 +38,6 @@ do {
     let agent = try Agent(settings: settings, logger: logger)
     CurrentProcess.exit(try agent.run())
 } catch {
-    logger.log(.error, "inboxd failed: \(error)")
+    logger.fatal("inboxd failed: \(error)")
     CurrentProcess.exit(1)
 }

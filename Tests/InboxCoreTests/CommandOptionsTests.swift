@@ -108,6 +108,21 @@ struct CommandOptionsTests {
         #expect(Self.result(Self.send.parse(arguments, check: Self.check)) == expected)
     }
 
+    /// `.passthrough`: no positionals of its own, the words after `--` kept as they are, options and all.
+    @Test func wordsAfterTheDoubleDashPassThrough() throws {
+        let options = CommandOptions([.value("--handler"), .flag("--follow", "-f")], agentOptions: AgentOption.inboxctl,
+                                     positionals: .passthrough)
+        guard case .parsed(let parsed) = options.parse(["-f", "--handler", "h", "--", "-o", "json", "--handler", "x"]) else {
+            Issue.record("not parsed")
+            return
+        }
+        #expect(parsed.passthrough == ["-o", "json", "--handler", "x"])
+        #expect(parsed.positionals.isEmpty)
+        #expect(parsed.value("--handler") == "h")
+        #expect(options.parse(["stray"]) == .usageError(.unexpectedArgument("stray")))
+        #expect(options.parse(["--", "--"]).parsedPassthrough == ["--"])
+    }
+
     @Test func aRepeatedValueLastWinsAndAllAreKept() throws {
         let parsed = try #require(try Self.one.scan(["--type", "a", "--json", "--type=b", "x"]))
         #expect(parsed.value("--type") == "b")
@@ -172,5 +187,11 @@ struct CommandOptionsTests {
     ])
     func helpLinesAlignTheirMeaning(_ line: String, _ expected: String) {
         #expect(line == expected)
+    }
+}
+
+extension CommandOptions.Outcome {
+    fileprivate var parsedPassthrough: [String]? {
+        if case .parsed(let parsed) = self { parsed.passthrough } else { nil }
     }
 }

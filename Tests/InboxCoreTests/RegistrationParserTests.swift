@@ -115,7 +115,7 @@ struct RegistrationParserTests {
         Case(name: "keys are case-sensitive", input: lines("[Handler]", "exec=/bin/true", "[DocumentType]",
                                                            "ContentTypes=public.png"),
              diagnostics: ["t.handler:1: missing Exec= in [Handler]",
-                           "t.handler:2: warning: unknown key 'exec' in section [Handler], ignored"]),
+                           "t.handler:2: warning: unknown key 'exec' in section [Handler], ignored; did you mean 'Exec='?"]),
         Case(name: "no [Handler]", input: lines("[DocumentType]", "ContentTypes=public.png"),
              diagnostics: ["t.handler:1: missing [Handler] section"]),
         Case(name: "empty file", input: [], diagnostics: ["t.handler:1: missing [Handler] section"]),
@@ -197,7 +197,49 @@ struct RegistrationParserTests {
         Case(name: "bad environment assignment", input: lines("[Handler]", "Exec=/bin/true", "Environment=1A=x",
                                                               "[DocumentType]", "ContentTypes=public.png"),
              diagnostics: ["t.handler:3: warning: invalid environment assignment '1A=x', ignored"]),
+        Case(name: "misspelt [Handler] key", input: lines("[Handler]", "Exec=/bin/true", "TimeOutSec=30",
+                                                          "[DocumentType]", "ContentTypes=public.png"),
+             diagnostics: ["t.handler:3: warning: unknown key 'TimeOutSec' in section [Handler], ignored; "
+                           + "did you mean 'TimeoutSec='?"]),
+        Case(name: "misspelt [DocumentType] key", input: lines("[Handler]", "Exec=/bin/true", "[DocumentType]",
+                                                               "ContentTypes=public.png", "Rnak=Owner"),
+             diagnostics: ["t.handler:5: warning: unknown key 'Rnak' in section [DocumentType], ignored; "
+                           + "did you mean 'Rank='?"]),
+        Case(name: "misspelt [ExportedType] key", input: lines("[Handler]", "Exec=/bin/true", "[DocumentType]",
+                                                               "ContentTypes=com.example.a", "[ExportedType]",
+                                                               "Identifier=com.example.a", "Extension=a"),
+             diagnostics: ["t.handler:7: warning: unknown key 'Extension' in section [ExportedType], ignored; "
+                           + "did you mean 'Extensions='?"]),
     ]
+
+    /// The suggestion comes from the key table itself: every [Handler] key there is, misspelt by one letter's case,
+    /// is suggested back (so keys added to the table are suggested without a second list to update).
+    @Test func everyHandlerKeyIsSuggestedForItsMisspelling() {
+        for key in RegistrationParser.handlerKeys.sorted() {
+            let typo = key.prefix(1).lowercased() + key.dropFirst()
+            let file = RegistrationParser.parse(lines("[Handler]", "Exec=/bin/true", "\(typo)=1", "[DocumentType]",
+                                                      "ContentTypes=public.png"), path: "t.handler")
+            let warning = file.diagnostics.first { $0.description.contains("unknown key '\(typo)'") }
+            #expect(warning?.description.hasSuffix("did you mean '\(key)='?") == true, "\(typo)")
+        }
+    }
+
+    /// A ContentTypes= word that no type declares is a warning at the line of the key, with the nearest declared
+    /// identifier; found once the type database is known, and for a file with other errors too.
+    @Test(arguments: [
+        (lines("[Handler]", "Exec=/bin/true", "[DocumentType]", "Name=Notes", "ContentTypes=public.plain-txt"),
+         ["t.handler:5: warning: ContentTypes= names 'public.plain-txt', which no type declares; did you mean 'public.plain-text'?"]),
+        (lines("[Handler]", "Exec=/bin/true", "[DocumentType]", "Rank=Boss", "ContentTypes=public.png public.plain-txt"),
+         ["t.handler:5: warning: ContentTypes= names 'public.plain-txt', which no type declares; did you mean 'public.plain-text'?"]),
+        (lines("[Handler]", "Exec=/bin/true", "[DocumentType]", "ContentTypes=com.example.own", "[ExportedType]",
+               "Identifier=com.example.own"), []),
+        (lines("[Handler]", "Exec=/bin/true", "[DocumentType]", "ContentTypes=com.example.zzzz-nothing-like-it"),
+         ["t.handler:4: warning: ContentTypes= names 'com.example.zzzz-nothing-like-it', which no type declares"]),
+    ])
+    func unknownContentTypesAreWarnedAtTheirLine(_ input: [UInt8], _ expected: [String]) {
+        let file = RegistrationParser.parse(input, path: "t.handler")
+        #expect(file.typeReferences.unknownClaims(in: .builtin).map(\.description) == expected)
+    }
 
     @Test(arguments: warningCases)
     func warningsKeepTheRegistration(_ testCase: Case) {

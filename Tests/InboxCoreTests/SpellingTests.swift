@@ -4,7 +4,8 @@ import Testing
 @Suite("Spelling suggestions") struct SpellingTests {
     @Test(arguments: [
         ("kitten", "sitting", 3), ("", "abc", 3), ("abc", "", 3), ("same", "same", 0),
-        ("--inbx", "--inbox", 1), ("verfy", "verify", 1), ("é", "e", 1),
+        ("--inbx", "--inbox", 1), ("verfy", "verify", 1), ("é", "e", 1), ("image/pgn", "image/png", 1),
+        ("ab", "ba", 1), ("abc", "ca", 3),
     ])
     func editDistance(a: String, b: String, expected: Int) {
         #expect(Spelling.editDistance(a, b) == expected)

@@ -28,6 +28,13 @@ struct CompletionTests {
         }
         #expect(try Self.complete(["inboxctl", "sta"]) == ["status"])
         #expect(try Self.complete(["inboxctl", "help", "ver"]) == ["verify"])
+        #expect(try Self.complete(["inboxctl", "--ver"]) == ["--version"])
+    }
+
+    @Test func listTakesWhichList() throws {
+        #expect(try Self.complete(["inboxctl", "list", ""]) == ["failed", "unhandled"])
+        #expect(try Self.complete(["inboxctl", "list", "un"]) == ["unhandled"])
+        #expect(try Self.complete(["inboxctl", "list", "failed", "--j"]) == ["--json"])
     }
 
     @Test func optionsOfTheSubcommand() throws {

@@ -159,7 +159,7 @@ struct InboxctlSendTests {
         // The handler's output reaches journald on a stream of its own: wait for the retried run's line.
         _ = try Journal.wait(for: ["SYSLOG_IDENTIFIER=\(handler)", "MESSAGE=recorded a.txt type=public.plain-text from=none attempt=1"],
                              count: 2)
-        let byHandler = try run(Binaries.inboxctl.path, ["log", "--handler", handler])
+        let byHandler = try world.inboxctl("log", ["--handler", handler])
         #expect(byHandler.status == 0)
         #expect(byHandler.stderr == "journalctl SYSLOG_IDENTIFIER=inboxd INBOX_HANDLER=\(handler) + SYSLOG_IDENTIFIER=\(handler)\n")
         #expect(byHandler.stdout.contains("recorded a.txt type=public.plain-text"))
@@ -185,7 +185,7 @@ struct InboxctlSendTests {
     var everything: [String] { ((try? FileManager.default.contentsOfDirectory(atPath: inbox.path)) ?? []) }
 
     static let usageLines = """
-        Usage: inboxctl send [--inbox DIR] [--source-app ID] [--annotation JSON] [--type UTI] [--name NAME] FILE...|-
+        Usage: inboxctl send [--inbox DIR] [--source-app ID] [--annotation JSON] [--type UTI] [--name NAME] [--json] FILE...|-
           See 'inboxctl help send'.
 
         """
@@ -270,7 +270,7 @@ struct InboxctlSendTests {
             path in the Inbox. '-' reads the data from stdin; with --type and no --name it is named
             TYPE-XXXXXXXXXXXX.EXT from the type's last identifier component and preferred extension.
 
-            USAGE: inboxctl send [--inbox DIR] [--source-app ID] [--annotation JSON] [--type UTI] [--name NAME] FILE...|-
+            USAGE: inboxctl send [--inbox DIR] [--source-app ID] [--annotation JSON] [--type UTI] [--name NAME] [--json] FILE...|-
 
             ARGUMENTS:
               <FILE>                  A file to send, or '-' for stdin
@@ -281,6 +281,7 @@ struct InboxctlSendTests {
               --annotation JSON       JSON handed to the handler (at most 65536 bytes)
               --type UTI              The content type (a UTI, a dyn.mime. identifier or a MIME type)
               --name NAME             The name in the Inbox (one FILE, or '-')
+              --json                  Print one JSON document: each file's path in the Inbox, or why not
               --config FILE           The agent's configuration (default /etc/inboxd/inboxd.conf, a user's ~/.config/inboxd/inboxd.conf)
               --handlers DIR          Registrations from DIR (repeatable; replaces the search path)
               --state DIR             The agent's state directory
@@ -299,7 +300,7 @@ struct InboxctlSendTests {
             --all retries everything in failed/; unhandled/ is left alone, as the agent dispatches
             it by itself once a registration for its type appears.
 
-            USAGE: inboxctl retry ID|--all
+            USAGE: inboxctl retry ID|--all [--json]
 
             ARGUMENTS:
               <ID>                    A file name in failed/ or unhandled/, or a delivery id
@@ -307,6 +308,7 @@ struct InboxctlSendTests {
             OPTIONS:
               --all                   Retry every file in failed/
               --inbox DIR             The drop Inbox (default: the agent's first Inbox)
+              --json                  Print one JSON document: where each file went, or why not
               --config FILE           The agent's configuration (default /etc/inboxd/inboxd.conf, a user's ~/.config/inboxd/inboxd.conf)
               --handlers DIR          Registrations from DIR (repeatable; replaces the search path)
               --state DIR             The agent's state directory
@@ -322,12 +324,13 @@ struct InboxctlSendTests {
             one), or a delivery id (32 hex digits, as in the journal's INBOX_DELIVERY_ID). Only regular
             files are removed; a link is never followed.
 
-            USAGE: inboxctl discard ID
+            USAGE: inboxctl discard ID [--json]
 
             ARGUMENTS:
               <ID>                    A file name in failed/ or unhandled/, or a delivery id
 
             OPTIONS:
+              --json                  Print one JSON document: what was removed, or why not
               --config FILE           The agent's configuration (default /etc/inboxd/inboxd.conf, a user's ~/.config/inboxd/inboxd.conf)
               --inbox DIR             A drop Inbox (repeatable; as the agent's --inbox)
               --handlers DIR          Registrations from DIR (repeatable; replaces the search path)
@@ -344,9 +347,12 @@ struct InboxctlSendTests {
             the handler's own output (its identifier) is shown too. --file NAME matches INBOX_FILE
             exactly, for NAME in each drop Inbox, failed/, unhandled/ and each handler's container
             Inbox (a renamed copy, NAME-2.EXT, has a name of its own); a NAME with a '/' is taken as
-            a full path. The matches are exact and use the journal's index, unlike --grep.
+            a full path. The matches are exact and use the journal's index, unlike --grep. Words
+            after '--' are passed to journalctl as they are, before the matches (-o json, --since
+            today, -x). A --handler that is not registered is still looked for (its entries outlive
+            it), with the nearest registered identifier suggested.
 
-            USAGE: inboxctl log [--handler ID] [--file NAME] [--delivery ID] [--follow] [-n N]
+            USAGE: inboxctl log [--handler ID] [--file NAME] [--delivery ID] [--follow] [-n N] [-- JOURNALCTL-ARGS...]
 
             OPTIONS:
               --handler ID            Entries for handler ID

@@ -57,7 +57,7 @@ import Testing
         #expect(try run(Binaries.inboxctl.path, ["-h"]).stdout == plain.stdout)
         #expect(try run(Binaries.inboxctl.path, ["help"]).stdout == plain.stdout)
         let verify = try run(Binaries.inboxctl.path, ["help", "verify"])
-        #expect(verify.stdout.contains("USAGE: inboxctl verify [--handlers DIR]... [PATH...]"))
+        #expect(verify.stdout.contains("USAGE: inboxctl verify [--handlers DIR]... [--json] [PATH...]"))
         #expect(try run(Binaries.inboxctl.path, ["verify", "--help"]).stdout == verify.stdout)
     }
 }

@@ -95,15 +95,15 @@ import Testing
         (["handlers", "--type"], "missing value for '--type'", "inboxctl handlers [FILE | --type UTI] [--json]", "handlers"),
         (["types", "--json=yes"], "option '--json' takes no value", "inboxctl types [UTI] [--tree] [--json]", "types"),
         (["verify", "--handler", "x"], "unknown option '--handler'; did you mean '--handlers'?",
-         "inboxctl verify [--handlers DIR]... [PATH...]", "verify"),
-        (["verify", "--handlers"], "missing value for '--handlers'", "inboxctl verify [--handlers DIR]... [PATH...]", "verify"),
+         "inboxctl verify [--handlers DIR]... [--json] [PATH...]", "verify"),
+        (["verify", "--handlers"], "missing value for '--handlers'", "inboxctl verify [--handlers DIR]... [--json] [PATH...]", "verify"),
         (["status", "stray"], "unexpected argument 'stray'", "inboxctl status [--json] [--runtime-dir DIR] [agent options]", "status"),
-        (["discard", "--stat", "/tmp"], "unknown option '--stat'; did you mean '--state'?", "inboxctl discard ID", "discard"),
-        (["retry", "a", "b"], "unexpected argument 'b'", "inboxctl retry ID|--all", "retry"),
+        (["discard", "--stat", "/tmp"], "unknown option '--stat'; did you mean '--state'?", "inboxctl discard ID [--json]", "discard"),
+        (["retry", "a", "b"], "unexpected argument 'b'", "inboxctl retry ID|--all [--json]", "retry"),
         (["log", "--folow"], "unknown option '--folow'; did you mean '--follow'?",
-         "inboxctl log [--handler ID] [--file NAME] [--delivery ID] [--follow] [-n N]", "log"),
+         "inboxctl log [--handler ID] [--file NAME] [--delivery ID] [--follow] [-n N] [-- JOURNALCTL-ARGS...]", "log"),
         (["log", "-n"], "missing value for '-n'",
-         "inboxctl log [--handler ID] [--file NAME] [--delivery ID] [--follow] [-n N]", "log"),
+         "inboxctl log [--handler ID] [--file NAME] [--delivery ID] [--follow] [-n N] [-- JOURNALCTL-ARGS...]", "log"),
     ])
     func usageErrorsExitTwo(_ arguments: [String], _ message: String, _ usage: String, _ subcommand: String) throws {
         let result = try inboxctl(arguments)

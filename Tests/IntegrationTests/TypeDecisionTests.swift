@@ -130,15 +130,16 @@ struct TypeDecisionTests {
         try world.start()
         let path = world.handlerFile(handler).path
         let warning = try Journal.wait(for: ["_PID=\(world.pid)", "CONFIG_FILE=\(path)"]).first
-        // The [DocumentType] header is line 8 of what the harness writes.
-        #expect(warning?[field: "CONFIG_LINE"] == "8")
+        // ContentTypes= is line 10 of what the harness writes.
+        #expect(warning?[field: "CONFIG_LINE"] == "10")
         #expect(warning?[field: "PRIORITY"] == "4")
         #expect(warning?[field: "MESSAGE"]?.contains("'image/pgn'") == true)
 
         let verify = try run(Binaries.inboxctl.path, ["verify", path])
         #expect(verify.status == 0, "a warning does not fail the file")
         #expect((verify.stdout + verify.stderr).contains(
-            "\(path):8: warning: ContentTypes= names MIME type 'image/pgn', which no type and no shared-mime-info entry declares"))
+            "\(path):10: warning: ContentTypes= names MIME type 'image/pgn', which no type and no shared-mime-info entry "
+            + "declares; did you mean 'image/png'?"))
 
         // The registration still works for the MIME type that exists.
         try world.drop("a.png", contents: pngBytes(width: 1, height: 1))

@@ -10,7 +10,8 @@ public struct ArgumentTokenizer: Sendable {
     }
 
     private var arguments: ArraySlice<String>
-    private var onlyPositional = false
+    /// True once `--` was read: every word after it is positional.
+    public private(set) var onlyPositional = false
 
     public init(_ arguments: [String]) {
         self.arguments = arguments[...]

@@ -4,6 +4,9 @@ public struct CommandOptions: Sendable {
     /// How many positional arguments the command takes; one more is an "unexpected argument".
     public enum Positionals: Sendable {
         case none, atMostOne, any
+        /// None of its own; the words after `--` are kept, untouched, for the program the command runs
+        /// (`ParsedOptions.passthrough`).
+        case passthrough
     }
 
     /// What `parse` found: help was asked for, a usage error, or the options to run with.
@@ -65,7 +68,8 @@ public struct CommandOptions: Sendable {
                 }
             case .positional(let word):
                 switch positionals {
-                case .none: throw .unexpectedArgument(word)
+                case .passthrough where tokenizer.onlyPositional: parsed.passthrough.append(word)
+                case .none, .passthrough: throw .unexpectedArgument(word)
                 case .atMostOne where !parsed.positionals.isEmpty: throw .unexpectedArgument(word)
                 case .atMostOne, .any: parsed.positionals.append(word)
                 }

@@ -12,6 +12,8 @@ public struct ParsedOptions: Equatable, Sendable {
     }
 
     public internal(set) var positionals: [String] = []
+    /// The words after `--`, for a command whose positionals are `.passthrough`.
+    public internal(set) var passthrough: [String] = []
     /// Every option given, declared or the agent's, in command-line order.
     public internal(set) var given: [Given] = []
     private let declared: Set<String>

@@ -11,9 +11,10 @@ public enum ClaimResolver {
     public static let extensionPrefix = "dyn.ext."
 
     /// Adds the extensions' types to each document type's content types, and returns the notices and the
-    /// declarations to add to the database.
-    public static func resolve(_ registrations: inout [HandlerRegistration],
-                               database: TypeDatabase) -> (diagnostics: [Diagnostic], declarations: [TypeDeclaration]) {
+    /// declarations to add to the database. Claims in `alreadyReported` (a `.handler` file's `ContentTypes=` words,
+    /// warned about as likely typos at their line, `TypeReferences.unknownClaims`) are declared without a notice.
+    public static func resolve(_ registrations: inout [HandlerRegistration], database: TypeDatabase,
+                               alreadyReported: Set<String> = []) -> (diagnostics: [Diagnostic], declarations: [TypeDeclaration]) {
         var diagnostics: [Diagnostic] = []
         var declarations: [String: TypeDeclaration] = [:]
         var order: [String] = []
@@ -40,9 +41,9 @@ public enum ClaimResolver {
                 }
                 for claim in type.contentTypes where !database.contains(claim) && declarations[claim] == nil
                     && !claim.contains("/") {
-                    diagnostics.append(Diagnostic(.notice, at: type.location,
+                    if !alreadyReported.contains(claim) { diagnostics.append(Diagnostic(.notice, at: type.location,
                         "claims '\(claim.visible)', which no type declares: it matches files that carry that identifier "
-                        + "explicitly (a content-type attribute, inboxctl send --type)"))
+                        + "explicitly (a content-type attribute, inboxctl send --type)")) }
                     declarations[claim] = TypeDeclaration(identifier: claim, description: type.name, conformsTo: ["public.data"],
                                                           extensions: [], mimeTypes: [], origin: .imported(type.location))
                     order.append(claim)

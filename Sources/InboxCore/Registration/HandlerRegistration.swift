@@ -119,10 +119,58 @@ public struct RegistrationFile: Sendable {
     public var registration: HandlerRegistration?
     /// Every problem found, in line order.
     public var diagnostics: [Diagnostic]
+    /// The types the file names and declares, also when it has errors, for the checks that need the type database.
+    public var typeReferences: TypeReferences
 
     /// Creates a result.
-    public init(registration: HandlerRegistration?, diagnostics: [Diagnostic]) {
+    public init(registration: HandlerRegistration?, diagnostics: [Diagnostic], typeReferences: TypeReferences = .init()) {
         self.registration = registration
         self.diagnostics = diagnostics
+        self.typeReferences = typeReferences
+    }
+}
+
+/// What a registration file says about types, collected while it is read, errors or not: each `ContentTypes=`
+/// word at the line of its key, and the identifiers its `[ExportedType]`/`[ImportedType]` sections declare. A
+/// claim of a type that nothing declares is only found once every registration is loaded (`unknownClaims`).
+public struct TypeReferences: Sendable, Equatable {
+    /// One word of a `ContentTypes=` line.
+    public struct Claim: Sendable, Equatable {
+        public let type: String
+        public let location: SourceLocation
+    }
+
+    public var claims: [Claim] = []
+    public var declared: Set<String> = []
+
+    public init() {}
+
+    /// A warning for each claim of a type that neither `database` nor this file declares, nor (for a MIME type)
+    /// the host's shared-mime-info knows: probably a typo. It still counts as written. The nearest known name is
+    /// suggested. Nothing for MIME types when the database has no MIME types to compare with.
+    public func unknownClaims(in database: TypeDatabase) -> [Diagnostic] {
+        var seen: Set<String> = []
+        return claims.compactMap { claim in
+            let token = claim.type
+            guard seen.insert(token + "\u{0}" + claim.location.description).inserted else { return nil }
+            if token.contains("/") {
+                guard !database.mime.knownTypes.isEmpty, database.identifier(forMIMEType: token) == nil,
+                      !database.mime.knows(token) else { return nil }
+                let close = Spelling.closest(to: token.lowercased(), among: database.mime.knownTypes)
+                return Diagnostic(.warning, at: claim.location,
+                                  "ContentTypes= names MIME type '\(token)', which no type and no shared-mime-info entry declares"
+                                  + (close.map { "; did you mean '\($0)'?" } ?? ""))
+            }
+            guard !database.contains(token), !declared.contains(token) else { return nil }
+            let close = Spelling.closest(to: token, among: database.allIdentifiers + declared.sorted())
+            return Diagnostic(.warning, at: claim.location,
+                              "ContentTypes= names '\(token)', which no type declares"
+                              + (close.map { "; did you mean '\($0)'?" } ?? ""))
+        }
+    }
+
+    /// The identifiers (not MIME types) `unknownClaims` warns about.
+    public func unknownIdentifiers(in database: TypeDatabase) -> Set<String> {
+        Set(claims.map(\.type).filter { !$0.contains("/") && !database.contains($0) && !declared.contains($0) })
     }
 }

@@ -70,7 +70,7 @@ public enum RegistrationParser {
 
         let diagnostics = sink.sorted
         guard !diagnostics.containsError, let exec = handler.exec else {
-            return RegistrationFile(registration: nil, diagnostics: diagnostics)
+            return RegistrationFile(registration: nil, diagnostics: diagnostics, typeReferences: sink.typeReferences)
         }
         var registration = HandlerRegistration(
             identifier: identifier, name: handler.name, exec: exec, user: handler.user, group: handler.group,
@@ -81,7 +81,7 @@ public enum RegistrationParser {
         registration.requiresLandlock = handler.requiresLandlock
         registration.outputLimit = handler.outputLimit
         registration.limits = HandlerLimit.Key.allCases.compactMap { handler.limits[$0] }
-        return RegistrationFile(registration: registration, diagnostics: diagnostics)
+        return RegistrationFile(registration: registration, diagnostics: diagnostics, typeReferences: sink.typeReferences)
     }
 
     /// The file name without its directory and without a ".handler" or ".plist" suffix.
@@ -202,7 +202,7 @@ private struct HandlerSection {
                         sink.error(entry.line, "invalid \(entry.key)= '\(value.abbreviated)': expected a number, SOFT:HARD or infinity")
                     }
                 } else {
-                    sink.unknownKey(entry, in: section.name)
+                    sink.unknownKey(entry, in: section.name, known: Self.keys)
                 }
             }
         }

@@ -5,6 +5,9 @@ struct DiagnosticSink {
     /// For a file without lines (a binary property list), the sections' "line" numbers are ordinals standing for
     /// these positions; empty for files with lines.
     var positions: [Int: String] = [:]
+    /// What the file's ContentTypes= and type declarations name, for the checks that need the whole type database
+    /// (`RegistrationFile.typeReferences`); collected even from sections with errors.
+    var typeReferences = TypeReferences()
 
     /// The location of a line, or of the position the line number stands for.
     func location(_ line: Int) -> SourceLocation {
@@ -24,10 +27,13 @@ struct DiagnosticSink {
         diagnostics.append(Diagnostic(.notice, at: location(line), message))
     }
 
-    /// Warns about a key no reader claimed; `X-` keys are reserved for extensions and pass silently.
-    mutating func unknownKey(_ entry: INIEntry, in section: String) {
+    /// Warns about a key no reader claimed, with the nearest of `known` (the section's key table) when one is close;
+    /// `X-` keys are reserved for extensions and pass silently.
+    mutating func unknownKey(_ entry: INIEntry, in section: String, known: Set<String> = []) {
         guard !entry.key.hasPrefix("X-") else { return }
-        warning(entry.line, "unknown key '\(entry.key)' in section [\(section)], ignored")
+        let close = Spelling.closest(to: entry.key, among: known.sorted())
+        warning(entry.line, "unknown key '\(entry.key)' in section [\(section)], ignored"
+                + (close.map { "; did you mean '\($0)='?" } ?? ""))
     }
 
     /// The diagnostics in line order.
@@ -81,6 +87,11 @@ enum SectionReader {
         return valid
     }
 
+    /// Every key `readDocumentType` knows; keep in step with its switch.
+    static let documentTypeKeys: Set<String> = ["Name", "ContentTypes", "Rank", "Role", "IconFiles"]
+    /// Every key `readTypeDeclaration` knows; keep in step with its switch.
+    static let typeDeclarationKeys: Set<String> = ["Identifier", "Description", "ConformsTo", "Extensions", "MIMETypes"]
+
     static func readDocumentType(_ section: INISection, sink: inout DiagnosticSink) -> DocumentType? {
         var name: String?
         var contentTypes: [String] = []
@@ -97,6 +108,10 @@ enum SectionReader {
                 if !readList(entry, into: &contentTypes, what: "type identifier or MIME type",
                              isValid: { TypeIdentifierSyntax.isValid($0) || MIMEDatabase.isMIMEType($0) },
                              sink: &sink) { valid = false }
+                for word in entry.value.split(whereSeparator: { $0 == " " || $0 == "\t" })
+                where TypeIdentifierSyntax.isValid(String(word)) || MIMEDatabase.isMIMEType(String(word)) {
+                    sink.typeReferences.claims.append(.init(type: String(word), location: sink.location(entry.line)))
+                }
             case "Rank":
                 if entry.value.isEmpty {
                     rank = .default
@@ -118,7 +133,7 @@ enum SectionReader {
             case "IconFiles":
                 _ = readList(entry, into: &iconFiles, what: "icon file", sink: &sink)
             default:
-                sink.unknownKey(entry, in: section.name)
+                sink.unknownKey(entry, in: section.name, known: documentTypeKeys)
             }
         }
         guard !contentTypes.isEmpty else {
@@ -145,6 +160,7 @@ enum SectionReader {
             case "Identifier":
                 if entry.value.isEmpty || TypeIdentifierSyntax.isValid(entry.value) {
                     identifier = entry.value.isEmpty ? nil : entry.value
+                    if !entry.value.isEmpty { sink.typeReferences.declared.insert(entry.value) }
                 } else {
                     sink.error(entry.line, "invalid \(entry.spelling) '\(entry.value.abbreviated)': use letters, digits, '.', '-', '+' and '_'")
                     valid = false
@@ -160,7 +176,7 @@ enum SectionReader {
             case "MIMETypes":
                 if !readList(entry, into: &mimeTypes, what: "MIME type", isValid: isMIMEType, sink: &sink) { valid = false }
             default:
-                sink.unknownKey(entry, in: section.name)
+                sink.unknownKey(entry, in: section.name, known: typeDeclarationKeys)
             }
         }
         guard let identifier else {

@@ -112,8 +112,14 @@ public final class Agent {
         watcher.resume()
         logger.log(.info, "Watching \(Self.inboxes(settings.inboxes.count))", event: .started, fields: [
             "INBOX_INBOXES": settings.inboxes.joined(separator: " "), "INBOX_STATE_DIRECTORY": settings.stateDirectory])
+        // The status file first: whoever waits for READY=1 (systemctl start) may ask `inboxctl status` at once.
+        status.writeFile()
         notifier.ready(status: statusLine())
-        status.updateSoon()
+        // Started by hand, the agent says once that it is ready and where its entries go (a service's stderr is the
+        // journal, where the started entry says it).
+        logger.announce("Ready: watching \(settings.inboxes.joined(separator: ", ")), "
+                        + "\(catalog.registrations.count) registration(s); "
+                        + (logger.target == .journal ? "logging to the journal (journalctl -f -t inboxd)" : "logging here"))
         dispatcher.launchReady()
         let code = try loop.run()
         phase = .stopped

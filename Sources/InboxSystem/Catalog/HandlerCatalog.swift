@@ -53,6 +53,9 @@ public final class HandlerCatalog {
         let (mime, mimeProblems) = MIMEDatabaseLoader.load(directories: settings.mimeDirectories)
         problems += mimeProblems.map { .mime($0) }
         let loaded = RegistrationLoader.load(directories: settings.handlerDirectories, mime: mime)
+        let defaultSearchPath = AgentSettings.defaults(environment: CurrentProcess.environmentVariables,
+                                                       isRoot: CurrentProcess.isRoot).handlers
+        problems += RegistrationLoader.missingDirectoryWarnings(loaded, defaults: defaultSearchPath).map { .diagnostic($0) }
         problems += loaded.diagnostics.map { .diagnostic($0) }
         var identities: [String: Result<Identity, Identity.LookupError>] = [:]
         if case .resolve(let isRoot, let containersPath) = lookup {
@@ -90,6 +93,13 @@ public final class HandlerCatalog {
                                role: role)
     }
 
+    /// "/etc/inboxd/handlers.d, /run/inboxd/handlers.d (missing)": where registrations were looked for.
+    public var searchedDescription: String {
+        guard !loaded.searched.isEmpty else { return "no directories" }
+        return loaded.searched.map { loaded.missingDirectories.contains($0) ? "\($0) (missing)" : $0 }
+            .joined(separator: ", ")
+    }
+
     /// Writes each problem to the journal: registration errors with CONFIG_FILE=, CONFIG_LINE= (or CONFIG_POSITION=
     /// for a binary Info.plist, which has no lines), then one summary entry.
     public func report(to logger: Logger) {
@@ -110,8 +120,9 @@ public final class HandlerCatalog {
             }
         }
         logger.log(.info, "Loaded \(loaded.registrations.count) registration(s), \(loaded.rejected.count) rejected, "
-                   + "\(loaded.masked.count) masked", event: .registrationsLoaded, fields: [
+                   + "\(loaded.masked.count) masked, from \(searchedDescription)", event: .registrationsLoaded, fields: [
             "INBOX_HANDLERS": loaded.registrations.map(\.identifier).joined(separator: " "),
+            "INBOX_HANDLER_DIRECTORIES": loaded.searched.joined(separator: " "),
             "INBOX_REJECTED": loaded.rejected.isEmpty ? nil : loaded.rejected.joined(separator: " ")])
     }
 }

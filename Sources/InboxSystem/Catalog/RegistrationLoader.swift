@@ -15,6 +15,9 @@ public struct LoadedRegistrations: Sendable {
     /// The directories of the bundles found (each bundle, its Contents/ and Contents/MacOS/): watched like the
     /// handlers.d directories, so that an edit inside a bundle reloads too.
     public var bundleDirectories: [String] = []
+    /// The directories searched, in order, and those of them that do not exist.
+    public var searched: [String] = []
+    public var missingDirectories: [String] = []
 
     public func registration(_ identifier: String) -> HandlerRegistration? {
         registrations.first { $0.identifier == identifier }
@@ -40,7 +43,9 @@ public enum RegistrationLoader {
         var loaded = LoadedRegistrations()
         var seen: Set<String> = []
         var files: [String] = []
+        loaded.searched = directories
         for directory in directories {
+            if FileSystem.accessError(directory) == .noSuchFile { loaded.missingDirectories.append(directory) }
             guard let dir = try? Directory(path: directory), let names = try? dir.entries() else { continue }
             let candidates = names.compactMap { String(validating: $0, as: UTF8.self) }
                 .filter { name in
@@ -64,6 +69,7 @@ public enum RegistrationLoader {
         }
         var identifiers: [String: String] = [:]
         var declarations: [TypeDeclaration] = []
+        var references: [TypeReferences] = []
         for path in files.sorted(by: { lastPathComponent($0) < lastPathComponent($1) }) {
             let parsed: RegistrationFile
             switch parse(path, trust: trust) {
@@ -75,6 +81,7 @@ public enum RegistrationLoader {
                 continue
             }
             loaded.diagnostics += parsed.diagnostics
+            references.append(parsed.typeReferences)
             guard let registration = parsed.registration else {
                 loaded.rejected.append(path)
                 continue
@@ -96,11 +103,12 @@ public enum RegistrationLoader {
             declarations += registration.exportedTypes + registration.importedTypes
         }
         var (database, typeDiagnostics) = TypeDatabase.builtin.attaching(mime).adding(declarations)
+        // A ContentTypes= word that no type declares (and no MIME database knows) is probably misspelt: a warning at
+        // its line, for rejected files too, since their other errors are fixed first and this one would come next.
+        loaded.diagnostics += references.flatMap { $0.unknownClaims(in: database) }
         // ContentTypes= may name MIME types and dynamic identifiers: each stands for the identifier the database
-        // gives it (as for a content-type attribute). A MIME type that neither a type nor the host's MIME database
-        // knows is probably misspelt: it still counts, as its dynamic identifier, with a warning.
+        // gives it (as for a content-type attribute); a misspelt one still counts as written.
         for index in loaded.registrations.indices {
-            loaded.diagnostics += unknownMIMETypes(in: loaded.registrations[index], database: database)
             for typeIndex in loaded.registrations[index].documentTypes.indices {
                 loaded.registrations[index].documentTypes[typeIndex].contentTypes =
                     loaded.registrations[index].documentTypes[typeIndex].contentTypes.map { token in
@@ -109,27 +117,14 @@ public enum RegistrationLoader {
                     }
             }
         }
-        let claims = ClaimResolver.resolve(&loaded.registrations, database: database)
+        let claims = ClaimResolver.resolve(&loaded.registrations, database: database,
+                                           alreadyReported: references.reduce(into: []) { $0.formUnion($1.unknownIdentifiers(in: database)) })
         loaded.diagnostics += claims.diagnostics
         if !claims.declarations.isEmpty { database = database.adding(claims.declarations).database }
         loaded.database = database
         loaded.index = SelectionIndex(loaded.registrations)
         loaded.diagnostics += typeDiagnostics
         return loaded
-    }
-
-    /// A warning for each MIME type in ContentTypes= that neither a type nor the host's MIME database knows
-    /// (probably misspelt; it still counts). Nothing when the database has no MIME types to compare with.
-    public static func unknownMIMETypes(in registration: HandlerRegistration, database: TypeDatabase) -> [Diagnostic] {
-        guard !database.mime.knownTypes.isEmpty else { return [] }
-        return registration.documentTypes.flatMap { documentType in
-            documentType.contentTypes.filter { token in
-                token.contains("/") && database.identifier(forMIMEType: token) == nil && !database.mime.knows(token)
-            }.map { token in
-                Diagnostic(.warning, at: documentType.location,
-                           "ContentTypes= names MIME type '\(token)', which no type and no shared-mime-info entry declares")
-            }
-        }
     }
 
     /// Reads and parses one registration: a `.handler` or `.plist` file, or a bundle directory (its Info.plist,
@@ -168,6 +163,15 @@ public enum RegistrationLoader {
               case .refused(let reason) = trust.walk(program, last: "program") else { return nil }
         return Diagnostic(.error, at: SourceLocation(file: registration.path, position: ""),
                           "refused: Exec= program \(program): \(reason)")
+    }
+
+    /// A warning for each directory of `loaded.missingDirectories` that was named (a `--handlers` or
+    /// `HandlersDirectory=`), not one of the default search path, where a missing directory is normal.
+    public static func missingDirectoryWarnings(_ loaded: LoadedRegistrations, defaults: [String]) -> [Diagnostic] {
+        loaded.missingDirectories.filter { !defaults.contains($0) }.map { directory in
+            Diagnostic(.warning, at: SourceLocation(file: directory, position: ""),
+                       "handlers directory does not exist; no registrations are read from it")
+        }
     }
 
     /// A symlink to /dev/null (systemd's masking convention).

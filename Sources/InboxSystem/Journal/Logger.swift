@@ -4,11 +4,32 @@ import Glibc
 public enum LogTarget: String, Sendable {
     case auto, journal, stderr
 
-    /// `auto` picks the journal when journald's native socket exists.
-    public func resolved() -> LogTarget {
+    /// journald's native socket; sd_journal_sendv(3) sends there.
+    static let journalSocket = "/run/systemd/journal/socket"
+
+    /// `auto` follows systemd's convention (sd_journal_stream_fd(3), systemd.exec(5) on `JOURNAL_STREAM`): the journal
+    /// when stderr is already a journal stream, or when it is no terminal (a service, a pipe); a terminal gets the
+    /// lines. Either way only when journald's socket exists: without it there is nothing to send to.
+    public func resolved(stderr: StandardErrorKind = .current) -> LogTarget {
         guard self == .auto else { return self }
-        let socket = try? FileSystem.status("/run/systemd/journal/socket", followingLinks: false)
-        return socket.map { ($0.st_mode & S_IFMT) == S_IFSOCK } == true ? .journal : .stderr
+        let socket = try? FileSystem.status(Self.journalSocket, followingLinks: false)
+        guard socket.map({ ($0.st_mode & S_IFMT) == S_IFSOCK }) == true else { return .stderr }
+        return stderr == .terminal ? .stderr : .journal
+    }
+}
+
+/// What the agent's stderr is: the journal stream the service manager connected it to, a terminal, or anything else.
+public enum StandardErrorKind: Sendable {
+    case journalStream, terminal, other
+
+    /// fd 2 of this process. `JOURNAL_STREAM` is `DEVICE:INODE` of the stream systemd connected; it counts only
+    /// while fd 2 is still that very socket (a child that inherits the variable may have its stderr redirected).
+    public static var current: StandardErrorKind {
+        let stream = CurrentProcess.environmentVariables["JOURNAL_STREAM"]
+        if let stream, let st = try? FileDescriptor.standardError.status(), stream == "\(st.st_dev):\(st.st_ino)" {
+            return .journalStream
+        }
+        return sys_isatty(2) == 1 ? .terminal : .other
     }
 }
 
@@ -17,12 +38,36 @@ public final class Logger {
     public let target: LogTarget
     public let threshold: LogPriority
     public let identifier: String
+    /// What fd 2 is: when it is the journal stream, whatever is said on stderr is in the journal already.
+    public let standardError: StandardErrorKind
     private var streams: [String: HandlerOutputStream] = [:]
+    /// Set while journald does not take entries (stopped, restarting): they go to stderr, said once each way.
+    private var journalDown = false
 
-    public init(target: LogTarget, threshold: LogPriority = .info, identifier: String = "inboxd") {
-        self.target = target.resolved()
+    public init(target: LogTarget, threshold: LogPriority = .info, identifier: String = "inboxd",
+                standardError: StandardErrorKind = .current) {
+        self.standardError = standardError
+        self.target = target.resolved(stderr: standardError)
         self.threshold = threshold
         self.identifier = identifier
+    }
+
+    /// Whether entries reach the journal and nothing of them a terminal: the case where an error that ends the
+    /// agent, and the line saying it is ready, must be said on stderr too.
+    private var stderrSeesNothing: Bool { target == .journal && standardError != .journalStream }
+
+    /// An error that stops the agent: logged, and also on stderr when entries go to the journal, so that whoever
+    /// started it in a terminal or a script sees why it is gone.
+    public func fatal(_ message: String) {
+        log(.error, message)
+        if stderrSeesNothing && !journalDown { writeLine(message, []) }
+    }
+
+    /// One line on stderr, not an entry: what a person who started the agent by hand needs to hear (that it is
+    /// ready, where its entries go). Not written when stderr is the journal stream, where it would be noise.
+    public func announce(_ line: String) {
+        guard standardError != .journalStream else { return }
+        writeLine(line, [])
     }
 
     public func isEnabled(_ priority: LogPriority) -> Bool { priority >= threshold }
@@ -52,7 +97,20 @@ public final class Logger {
             if event.isDeliveryEvent { entry.append("INBOX_EVENT", event.rawValue) }
         }
         for (key, value) in fields { if let value { entry.append(key, value) } }
-        if target == .journal && entry.send() { return }
+        if target == .journal {
+            let result = entry.send()
+            if result >= 0 {
+                if journalDown {
+                    journalDown = false
+                    writeLine("the journal answers again; logging there", [])
+                }
+                return
+            }
+            if !journalDown {
+                journalDown = true
+                writeLine("the journal does not answer (\(Errno(rawValue: -result))); logging to stderr until it is back", [])
+            }
+        }
         var details: [(String, String)] = []
         for (key, value) in fields {
             if let value, key.hasPrefix("INBOX_") || key.hasPrefix("CONFIG_") { details.append((key, value)) }
@@ -129,15 +187,16 @@ struct JournalEntry {
         ranges.append(start..<bytes.count)
     }
 
-    /// false when journald could not take it (no socket, or the message was refused).
-    mutating func send() -> Bool {
+    /// sd_journal_sendv(3)'s result: negative errno when journald could not take it (no socket, nobody listening on
+    /// it, or the message was refused).
+    mutating func send() -> CInt {
         let ranges = ranges
         return bytes.withUnsafeMutableBytes { buffer in
             withUnsafeTemporaryAllocation(of: iovec.self, capacity: ranges.count) { iov in
                 for (index, range) in ranges.enumerated() {
                     iov[index] = iovec(iov_base: buffer.baseAddress! + range.lowerBound, iov_len: range.count)
                 }
-                return sys_sd_journal_sendv(iov.baseAddress!, CInt(ranges.count)) >= 0
+                return sys_sd_journal_sendv(iov.baseAddress!, CInt(ranges.count))
             }
         }
     }

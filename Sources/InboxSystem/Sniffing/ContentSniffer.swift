@@ -102,8 +102,20 @@ public final class ContentSniffer {
     }
 }
 
-/// libmagic could not be loaded or could not classify some bytes.
+/// libmagic could not be loaded or could not classify some bytes, or the sniffer could not be started.
 public struct SniffError: Error, Sendable, CustomStringConvertible {
+    /// Where it went wrong, so that the advice fits: starting the process, or libmagic inside it.
+    public enum Stage: Sendable {
+        /// The sniffer's program could not be run (spawn or exec failed).
+        case start
+        /// libmagic itself, in the sniffer or in this process.
+        case libmagic
+    }
+
     public let description: String
-    init(_ description: String) { self.description = description }
+    public let stage: Stage
+    init(_ description: String, stage: Stage = .libmagic) {
+        self.description = description
+        self.stage = stage
+    }
 }

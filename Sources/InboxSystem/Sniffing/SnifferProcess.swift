@@ -43,7 +43,7 @@ public final class SnifferProcess {
                 timeout: Duration = .seconds(2)) throws(SniffError) {
         var fds: [CInt] = [-1, -1]
         guard sys_socketpair_seqpacket(&fds) == 0 else {
-            throw SniffError("socketpair: \(Errno.current)")
+            throw SniffError("socketpair: \(Errno.current)", stage: .start)
         }
         let (ours, theirs) = (FileDescriptor(rawValue: fds[0]), FileDescriptor(rawValue: fds[1]))
         defer { theirs.close() }
@@ -67,7 +67,7 @@ public final class SnifferProcess {
                 ruleset = made
             } catch {
                 ours.close()
-                throw SniffError("cannot sandbox the sniffer: \(error)")
+                throw SniffError("cannot sandbox the sniffer: \(error)", stage: .start)
             }
         }
         request.landlockRuleset = ruleset?.descriptor
@@ -76,7 +76,7 @@ public final class SnifferProcess {
             process = try spawn(request)
         } catch {
             ours.close()
-            throw SniffError("cannot start \(executable) \(SnifferWorker.argument): \(error)")
+            throw SniffError("cannot start \(executable) \(SnifferWorker.argument): \(error)", stage: .start)
         }
         self.process = process
         self.channel = ours
@@ -87,7 +87,7 @@ public final class SnifferProcess {
             stop()
             switch greeting {
             case .success(let text): throw SniffError(text.hasPrefix("error ") ? String(text.dropFirst(6)) : text)
-            case .failure(let failure): throw SniffError("the content sniffer did not start: \(failure)")
+            case .failure(let failure): throw SniffError("the content sniffer did not start: \(failure)", stage: .start)
             }
         }
         self.version = String(text.dropFirst(6))

@@ -79,7 +79,9 @@ struct Quarantine {
     /// Gives up on a delivery: the file goes to failed/ with the reason; one `failed` entry.
     func fail(_ delivery: Delivery, reason: String, outcome: DeliveryOutcome?, duration: Duration?, from inbox: Directory?) {
         let movedTo = keep(delivery, reason: reason, from: inbox)
-        logger.log(.warning, "\(delivery.handler) failed on \(delivery.name): \(reason)", event: .failed,
+        // How to send it again, in the entry itself: the delivery id names it whatever name it took in failed/.
+        let kept = movedTo.map { "; kept as \($0), send it again with: inboxctl retry \(delivery.id)" } ?? ""
+        logger.log(.warning, "\(delivery.handler) failed on \(delivery.name): \(reason)\(kept)", event: .failed,
                    fields: delivery.journalFields(file: movedTo) + [
             ("INBOX_EXIT_STATUS", outcome?.exitStatusField), ("INBOX_DURATION_USEC", duration?.microsecondsField),
             ("INBOX_REASON", reason)])

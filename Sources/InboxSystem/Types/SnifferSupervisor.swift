@@ -1,5 +1,11 @@
 import InboxCore
 
+extension String {
+    fileprivate func leftPadded(to width: Int) -> String {
+        count >= width ? self : String(repeating: "0", count: width - count) + self
+    }
+}
+
 /// Keeps the agent's content sniffer running: a sandboxed child under an identity of its own when the agent is root
 /// (never as root), else as the agent's user. A sniffer that dies is replaced — after the file that killed it, which
 /// is then refused, or before the next file, which is not to blame. If no new one starts, `lost` is called: the agent
@@ -34,9 +40,41 @@ public final class SnifferSupervisor: ContentSniffing {
                        + "\(process.process.pid)), first \(ContentSniffer.byteLimit) bytes")
             return true
         } catch {
-            logger.log(.error, "Cannot start the content sniffer: \(error); install libmagic-mgc or set ContentSniffing=no")
+            logger.fatal("Cannot start the content sniffer: \(error); \(advice(for: error))")
             return false
         }
+    }
+
+    /// What to do about a sniffer that does not start. It runs the agent's own binary under its own identity, so a
+    /// binary in a directory that identity cannot enter (a checkout under /root, mode 0700) fails with EACCES: say
+    /// which directory, rather than send the user after libmagic's database, which is only to blame when libmagic
+    /// itself said so.
+    func advice(for error: SniffError) -> String {
+        let executable = CurrentProcess.executablePath ?? "/proc/self/exe"
+        if error.stage == .start, let identity, let blocked = Self.firstBarrier(to: executable, for: identity) {
+            return "the sniffer runs as uid \(identity.uid), which cannot reach \(executable): \(blocked); "
+                + "build or install inboxd where every user may enter (not under /root or a private home), "
+                + "or set ContentSniffing=no"
+        }
+        if error.stage == .start { return "set ContentSniffing=no to run without it" }
+        return "install libmagic-mgc (libmagic's database) or set ContentSniffing=no"
+    }
+
+    /// The first directory on the way to `path` (or the file itself) that `identity` may not search (or run), as
+    /// "/root is mode 0700, owner uid 0"; nil when every step allows it.
+    static func firstBarrier(to path: String, for identity: Identity) -> String? {
+        var prefix = ""
+        let components = path.split(separator: "/").map(String.init)
+        for (index, component) in ([""] + components).enumerated() {
+            prefix = index == 0 ? "/" : (prefix == "/" ? "" : prefix) + "/" + component
+            guard let st = try? FileSystem.status(prefix) else { return nil }
+            let mode = UInt32(st.st_mode) & 0o7777
+            let bits: UInt32 = st.st_uid == identity.uid ? 0o100 : (st.st_gid == identity.gid ? 0o010 : 0o001)
+            if mode & bits == 0 {
+                return "\(prefix) is mode \(String(mode, radix: 8).leftPadded(to: 4)), owner uid \(st.st_uid)"
+            }
+        }
+        return nil
     }
 
     /// The running sniffer's pid: the agent's own child, never a handler's leftover.

@@ -1,0 +1,152 @@
+import InboxCore
+import InboxSystem
+
+/// `inboxctl list failed|unhandled [--json]`: what the agent holds aside, each file with why, since when, its
+/// delivery id and the command that sends it again.
+enum ListCommand: InboxctlCommand {
+    static let name = "list"
+    static let summary = "List the files in failed/ or unhandled/"
+    static let usage = "inboxctl list failed|unhandled [--json]"
+
+    static let help = """
+        OVERVIEW: List the files the agent holds in failed/ or unhandled/.
+
+        One line per file: its name, how long it has been there, its delivery id (the journal's
+        INBOX_DELIVERY_ID) and why it is there: the agent's failure record for failed/, the type
+        no handler takes for unhandled/. Then the command that sends a file again (inboxctl
+        retry, with the options given here). Files in unhandled/ are also dispatched by
+        themselves once a registration for their type appears.
+
+        USAGE: \(usage)
+
+        ARGUMENTS:
+          <WHICH>                 failed or unhandled
+
+        OPTIONS:
+          --json                  Print one JSON document
+        \(AgentOptions.help)
+          -h, --help              Show help information
+
+        """
+
+    static let options = CommandOptions([.flag("--json")], agentOptions: true, positionals: .atMostOne)
+
+    static let places = ["failed", "unhandled"]
+
+    /// The usage errors that the options one by one cannot show.
+    static func check(_ parsed: ParsedOptions) throws(UsageError) {
+        guard let which = parsed.positionals.first else { throw UsageError(message: "missing WHICH (failed or unhandled)") }
+        guard places.contains(which) else {
+            let close = Spelling.closest(to: which, among: places)
+            throw UsageError(message: "unknown list '\(which)'; expected failed or unhandled"
+                             + (close.map { "; did you mean '\($0)'?" } ?? ""), token: which, suggestion: close)
+        }
+    }
+
+    /// One held file as listed.
+    struct Item {
+        let name: String
+        let path: String
+        let ageSeconds: Int64
+        let deliveryID: String?
+        let reason: String
+        let retry: String
+    }
+
+    static func run(_ parsed: ParsedOptions) -> CInt {
+        let which = parsed.positionals[0]
+        guard let settings = parsed.agent.settings() else { return 1 }
+        let paths = StateDirectories.paths(of: settings.stateDirectory)
+        let directoryPath = which == "failed" ? paths.failed : paths.unhandled
+        let state = try? StateDirectories(existing: settings.stateDirectory)
+        let directory = which == "failed" ? state?.failed : state?.unhandled
+        let held = state.map { HeldFiles($0) }
+        let entries = held?.entries(in: directory) ?? []
+        // The type of a file in unhandled/ is worked out as the agent did (libmagic in process, as `info` does).
+        let inspection = which == "unhandled" && !entries.isEmpty ? Inspection(settings) : nil
+        let now = WallClock.now
+        let suffix = agentArguments(parsed)
+        let items = entries.map { entry in
+            item(entry, which: which, inspection: inspection, now: now, retrySuffix: suffix)
+        }
+        if parsed.flag("--json") {
+            Inboxctl.write(json(which: which, directory: directoryPath, items: items) + "\n", to: 1)
+            return 0
+        }
+        Inboxctl.write(render(which: which, directory: directoryPath, items: items), to: 1)
+        return 0
+    }
+
+    static func item(_ entry: HeldFiles.Entry, which: String, inspection: Inspection?, now: Int64,
+                     retrySuffix: String) -> Item {
+        let path = entry.directory.child(entry.name)
+        var age: Int64 = 0, id: String?, recorded: String?, chosen: String?
+        if case .opened(let file) = entry.directory.openRegular(Array(entry.name.utf8)) {
+            defer { file.descriptor.close() }
+            // The change time: set when the file was moved here (rename) and its failure recorded.
+            age = max(0, (now / 1_000_000) - Int64(file.status.st_ctim.tv_sec))
+            let attributes = ExtendedAttributes(file.descriptor)
+            id = AgentAttribute.delivery(attributes)?.id
+            recorded = attributes.readString(AgentAttribute.failure, limit: 4096)
+            chosen = attributes.readString(SenderAttribute.handler, limit: MetadataLimits.sourceAppBytes)
+        }
+        var reason = recorded ?? (which == "failed" ? "no failure recorded" : "no handler for its type")
+        if which == "unhandled", recorded == nil, let inspection {
+            // A sender's choice of a handler not registered (yet) waits for that handler, whatever the type.
+            if let chosen, inspection.catalog.registration(chosen) == nil {
+                reason = "no handler \(chosen) (its sender's choice) is registered"
+            } else if case .success(let report) = inspection.inspect(path) {
+                reason = "no handler for \(report.resolved.identifier)"
+            }
+        }
+        let retry = "inboxctl retry " + LogCommand.quoted(which + "/" + entry.name) + retrySuffix
+        return Item(name: entry.name, path: path, ageSeconds: age, deliveryID: id, reason: reason, retry: retry)
+    }
+
+    /// The agent options given, as they would be given again to `inboxctl retry`.
+    static func agentArguments(_ parsed: ParsedOptions) -> String {
+        let names = Set(AgentOption.inboxctl.map(\.name))
+        return parsed.given.filter { names.contains($0.name) }
+            .map { " \($0.name) " + LogCommand.quoted($0.value ?? "") }.joined()
+    }
+
+    static func render(which: String, directory: String, items: [Item]) -> String {
+        guard !items.isEmpty else { return "\(which)/ (\(directory)) is empty\n" }
+        let rows = items.map { [$0.name, age($0.ageSeconds), $0.deliveryID ?? "-", $0.reason] }
+        let header = ["NAME", "AGE", "DELIVERY", "REASON"]
+        let widths = (0..<3).map { column in ([header] + rows).map { $0[column].count }.max() ?? 0 }
+        let line = { (row: [String]) in
+            (0..<3).map { row[$0].padding(to: widths[$0]) }.joined(separator: "  ") + "  " + row[3] + "\n"
+        }
+        var text = "\(which)/ (\(directory)): \(items.count) file\(items.count == 1 ? "" : "s")\n"
+        text += line(header) + rows.map(line).joined()
+        text += "\nTo send one again:\n" + items.map { "  \($0.retry)\n" }.joined()
+        if which == "unhandled" {
+            text += "(A file in unhandled/ is also dispatched by itself once a registration for its type appears.)\n"
+        }
+        return text
+    }
+
+    static func json(which: String, directory: String, items: [Item]) -> String {
+        JSONText.object([
+            ("list", JSON.quote(which)), ("directory", JSON.quote(directory)),
+            ("files", "[" + items.map { item in
+                JSONText.object([
+                    ("name", JSON.quote(item.name)), ("path", JSON.quote(item.path)), ("ageSec", String(item.ageSeconds)),
+                    ("deliveryID", item.deliveryID.map(JSON.quote) ?? "null"), ("reason", JSON.quote(item.reason)),
+                    ("retry", JSON.quote(item.retry)),
+                ])
+            }.joined(separator: ",") + "]"),
+        ])
+    }
+
+    /// "42 s", "3 min", "5 h", "2 days": how long, as a person says it.
+    static func age(_ seconds: Int64) -> String {
+        switch seconds {
+        case ..<120: "\(seconds) s"
+        case ..<7200: "\(seconds / 60) min"
+        case ..<172_800: "\(seconds / 3600) h"
+        default: "\(seconds / 86400) days"
+        }
+    }
+}
