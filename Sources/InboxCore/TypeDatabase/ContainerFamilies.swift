@@ -2,8 +2,10 @@
 /// kind of container" (an OLE2 compound file, a ZIP archive, a gzip stream, an MPEG-4 file).
 ///
 /// Such an answer cannot overturn a name whose type is a kind of the container (a `.ppt` read as an OLE2 file is
-/// still a PowerPoint file), and two kinds of one container are siblings whose difference libmagic guesses from a
-/// few bytes (MS Works `.xlr` files are read as Excel workbooks): the name, which is specific, decides.
+/// still a PowerPoint file). In some containers libmagic tells the kinds apart by details several kinds share — the
+/// stream names of an OLE2 directory (MS Works `.xlr` files hold an Excel "Workbook" stream), the brand of an MPEG-4
+/// file (an `.m4r` ringtone is branded M4A) — so two kinds of one of those are siblings where the name, which is
+/// specific, decides. ZIP-based kinds are not: libmagic reads which one a ZIP archive is from its members.
 extension TypeDatabase {
     /// The containers, as the host's MIME database names them.
     public static let containerMIMETypes: [String] = [
@@ -43,9 +45,12 @@ extension TypeDatabase {
         return false
     }
 
-    /// The container both types are kinds of, if any: they are siblings in its family.
+    /// The containers whose kinds libmagic cannot reliably tell apart (see above).
+    public static let siblingContainerMIMETypes: [String] = ["application/x-ole-storage", "video/mp4", "application/ogg"]
+
+    /// The container of `siblingContainerMIMETypes` both types are kinds of, if any: they are siblings in its family.
     public func sharedContainer(_ a: String, _ b: String) -> String? {
-        Self.containerMIMETypes.first { isKind(a, ofContainer: $0) && isKind(b, ofContainer: $0) }
+        Self.siblingContainerMIMETypes.first { isKind(a, ofContainer: $0) && isKind(b, ofContainer: $0) }
     }
 
     /// True for a type whose files cannot be text: images, audio and video, archives, executables, fonts, binary

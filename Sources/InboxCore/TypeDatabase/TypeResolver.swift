@@ -56,8 +56,8 @@ public struct ResolvedType: Sendable, Hashable {
 ///    claim is a kind of, they agree and the claim decides, except that an abstract claim (a type with no extension
 ///    of its own, such as `public.image`) is refined by a content type that conforms to it.
 /// 5. A tie between equally good globs (`*.m`, `*.dot`) goes to the first of them the content agrees with.
-/// 6. When they disagree: two kinds of one container (an MS Works `.xlr` that libmagic calls Excel) keep the
-///    name's, the more specific evidence. Text content overturns a claim whose type cannot be text (an image, a
+/// 6. When they disagree: two kinds of an OLE2, MPEG-4 or Ogg container (an MS Works `.xlr` that libmagic calls
+///    Excel) keep the name's, the more specific evidence. Text content overturns a claim whose type cannot be text (an image, a
 ///    video, an archive, a binary document: `.ts` TypeScript is no MPEG stream) in favour of the first type the
 ///    name allows that can be text, else the content's; against a claim that can be text it proves nothing (many
 ///    formats are made of text and libmagic's kinds of text are guesses), and neither does a ZIP archive: the claim
