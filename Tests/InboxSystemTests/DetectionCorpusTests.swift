@@ -1,4 +1,5 @@
 import Foundation
+import Glibc
 import InboxCore
 import InboxSystem
 import Testing
@@ -49,4 +50,45 @@ struct DetectionCorpusTests {
         for line in wrong { print("detection corpus: wrong: \(line)") }
         #expect(wrong.isEmpty, "\(wrong.joined(separator: "\n"))")
     }
+}
+
+/// The sniffer child's long requests: an OLE2 file whose first 64 KiB say only "OLE2" is sent again in parts, and
+/// the sandboxed child names its kind from the whole.
+@Suite("Sniffer child, long requests", .enabled(if: BuiltAgent.path != nil, "the built inboxd was not found"))
+struct SnifferChildTests {
+    @Test func anOLE2FileIsReadPastTheFirst64KiBInParts() throws {
+        let sniffer = try SnifferProcess(executable: try #require(BuiltAgent.path), identity: nil,
+                                         landlockABI: LandlockRuleset.abi())
+        defer { sniffer.stop() }
+        let whole = DetectionCorpusTests.directory.appendingPathComponent("files/spreadsheet").path
+        let file = try FileDescriptor.open(whole, .readOnly)
+        defer { file.close() }
+        #expect(try sniffer.sniff(file).get() == "application/vnd.ms-excel")
+
+        // The same first 64 KiB alone say only "OLE2": the second look is what names it.
+        let scratch = try ScratchDirectory()
+        defer { scratch.remove() }
+        let prefix = try scratch.create("prefix")
+        defer { prefix.close() }
+        let bytes = try [UInt8](Data(contentsOf: URL(fileURLWithPath: whole)).prefix(ContentSniffer.byteLimit))
+        _ = bytes.withUnsafeBytes { write(prefix.rawValue, $0.baseAddress, $0.count) }
+        let answer = try sniffer.sniff(prefix).get()
+        #expect(ContentSniffer.needsMoreBytes(answer), "\(answer)")
+        // The child serves the next request as usual.
+        #expect(try sniffer.sniff(file).get() == "application/vnd.ms-excel")
+    }
+}
+
+/// The built `inboxd` (the sniffer is `inboxd --content-sniffer`), beside the test bundle.
+enum BuiltAgent {
+    static let path: String? = {
+        let exe = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
+        var dir = URL(fileURLWithPath: exe).deletingLastPathComponent()
+        while dir.path != "/" {
+            let candidate = dir.appendingPathComponent("inboxd").path
+            if FileManager.default.isExecutableFile(atPath: candidate) { return candidate }
+            dir = dir.deletingLastPathComponent()
+        }
+        return nil
+    }()
 }
