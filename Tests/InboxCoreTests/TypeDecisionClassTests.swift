@@ -123,6 +123,22 @@ struct TypeDecisionClassTests {
         }
     }
 
+    @Test func aTextTypeTheNameAllowsIsNamedInTheMismatch() throws {
+        let resolved = TypeResolver.resolve(explicit: nil, fileName: "app.ts", content: "application/javascript",
+                                            in: Self.database)
+        let mismatch = try #require(resolved.mismatch)
+        #expect(mismatch.claimed == "public.mpeg-2-transport-stream")
+        #expect(mismatch.content == "com.netscape.javascript-source")
+        #expect(mismatch.contentWon && mismatch.decided == "com.microsoft.typescript")
+        #expect(resolved.source == .extension)
+        let png = try #require(TypeResolver.resolve(explicit: nil, fileName: "photo.png", content: "text/plain",
+                                                    in: Self.database).mismatch)
+        #expect(png.decided == png.content && png.contentWon)
+        let kept = try #require(TypeResolver.resolve(explicit: nil, fileName: "budget.xlr",
+                                                     content: "application/vnd.ms-excel", in: Self.database).mismatch)
+        #expect(!kept.contentWon && kept.decided == kept.claimed)
+    }
+
     @Test func libmagicsTypesNobodyElseKnowsStillResolve() {
         #expect(Self.database.knownIdentifier("dyn.mime.application.x-ms-shortcut") == "dyn.mime.application.x-ms-shortcut")
         #expect(Self.database.knownIdentifier("dyn.mime.application.x-never-heard-of") == nil)

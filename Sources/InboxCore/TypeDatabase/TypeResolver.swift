@@ -13,9 +13,11 @@ public struct ResolvedType: Sendable, Hashable {
         public let claimSource: Source
         /// The type the content has.
         public let content: String
-        /// True when the content's type was used; false when the claim was kept because the content is text or a
-        /// ZIP archive, which cannot disprove a claim.
+        /// True when the claim lost: to the content's type, or to another type its name allows (`decided`); false
+        /// when the claim was kept (text content against a claim that can be text, a ZIP archive, a sibling).
         public let contentWon: Bool
+        /// The type the file was given.
+        public let decided: String
     }
 
     /// The chosen UTI.
@@ -133,9 +135,10 @@ public enum TypeResolver {
         if claim.isTie, let settled = claim.alternatives.first(where: { agrees($0.identifier, sniffed, in: database) }) {
             return result(settled.identifier, claim.source, settled.mimeType)
         }
-        func mismatch(contentWon: Bool) -> ResolvedType.Mismatch {
+        func mismatch(contentWon: Bool, decided: String? = nil) -> ResolvedType.Mismatch {
             ResolvedType.Mismatch(claimed: claimed, claimSource: claim.source, content: sniffed.identifier,
-                                  contentWon: contentWon)
+                                  contentWon: contentWon,
+                                  decided: decided ?? (contentWon ? sniffed.identifier : claimed))
         }
         if database.sharedContainer(claimed, sniffed.identifier) != nil {
             return result(claimed, claim.source, claim.mimeType, mismatch: mismatch(contentWon: false))
@@ -146,7 +149,8 @@ public enum TypeResolver {
             }
             let textual = claim.alternatives.filter { !database.cannotBeText($0.identifier) }
             if let named = textual.first(where: { agrees($0.identifier, sniffed, in: database) }) ?? textual.first {
-                return result(named.identifier, claim.source, named.mimeType, mismatch: mismatch(contentWon: true))
+                return result(named.identifier, claim.source, named.mimeType,
+                              mismatch: mismatch(contentWon: true, decided: named.identifier))
             }
             return result(sniffed.identifier, .content, sniffed.mimeType, mismatch: mismatch(contentWon: true))
         }
