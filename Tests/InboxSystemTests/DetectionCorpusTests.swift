@@ -92,3 +92,25 @@ enum BuiltAgent {
         return nil
     }()
 }
+
+/// libmagic's names against this host's shared-mime-info: each rename lands on a type the host declares, and the
+/// names kept as libmagic's own are ones the host does not know (else they would be renamed or aliased).
+@Suite("libmagic's names on this host")
+struct LibmagicNamesTests {
+    static let mime = MIMEDatabaseLoader.load(directories: MIMEDatabaseLoader.defaultDirectories()).database
+
+    @Test func everyRenameLandsOnAHostType() {
+        let mime = Self.mime
+        let undeclared = LibmagicNames.hostNames.filter { !mime.knows($0.value) }.map { "\($0.key) -> \($0.value)" }
+        #expect(undeclared.isEmpty, "renamed to types shared-mime-info does not declare: \(undeclared.sorted())")
+        let ownTypes = LibmagicNames.hostNames.filter { mime.knows($0.key) && mime.canonical($0.key) != $0.value }
+        #expect(ownTypes.isEmpty, "renamed although the host has them as types of their own: \(ownTypes.keys.sorted())")
+    }
+
+    @Test func libmagicsOwnNamesAreNotTheHosts() {
+        let mime = Self.mime
+        let known = LibmagicNames.vocabulary.filter { mime.knows($0) }.sorted()
+        #expect(known.isEmpty, "known to shared-mime-info, so no longer libmagic's own: \(known)")
+        #expect(LibmagicNames.vocabulary.count > 300)
+    }
+}

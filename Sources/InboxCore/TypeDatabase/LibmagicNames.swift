@@ -5,10 +5,10 @@
 /// have at all (`application/x-ms-shortcut`). Its answers are normalised here before they become identifiers, so
 /// that a sniffed type is the one a name gives and every identifier `inboxctl info` prints resolves in
 /// `inboxctl types`.
-enum LibmagicNames {
+public enum LibmagicNames {
     /// libmagic's name -> shared-mime-info's canonical name, where the host aliases neither to the other. Each
     /// target is a type shared-mime-info declares (a test checks them against this host's database).
-    static let hostNames: [String: String] = [
+    public static let hostNames: [String: String] = [
         "application/cdfv2": "application/x-ole-storage",
         "application/vnd.ms-office": "application/x-ole-storage",
         "application/vnd-ms-works": "application/vnd.ms-works",
@@ -16,7 +16,6 @@ enum LibmagicNames {
         "application/winhelp": "application/winhlp",
         "application/x-winhelp": "application/winhlp",
         "application/x-bytecode.python": "application/x-python-bytecode",
-        "application/mac-binhex": "application/mac-binhex40",
         "application/x-coredump": "application/x-core",
         "application/x-dosexec": "application/x-ms-dos-executable",
         "application/x-java-applet": "application/x-java",
@@ -49,8 +48,8 @@ enum LibmagicNames {
     /// The types libmagic's database can print that shared-mime-info does not declare (made from its compiled
     /// magic, file 5.44, less the names above and those the built-in table declares): known types, each with a
     /// dynamic identifier, though no name maps to them.
-    static let vocabulary: Set<String> = Set("""
-        application/cbor application/etl application/marc application/msonenote application/sereal
+    public static let vocabulary: Set<String> = Set("""
+        application/mac-binhex application/cbor application/etl application/marc application/msonenote application/sereal
         application/syzygy application/ttml+xml application/vnd.comicbook application/vnd.cups-ppd
         application/vnd.cups-raster application/vnd.fdf application/vnd.font-fontforge-sfd
         application/vnd.gentoo.catmetadata+xml application/vnd.gentoo.ebuild application/vnd.gentoo.eclass

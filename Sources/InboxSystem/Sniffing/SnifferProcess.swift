@@ -146,7 +146,9 @@ public final class SnifferProcess {
             buffer[0] = UInt8(ascii: end == count ? "S" : "A")
             buffer.replaceSubrange(1..<(1 + end - start), with: bytes[start..<end])
             let length = 1 + end - start
-            let sent = buffer.withUnsafeBytes { raw in retryingErrno { sys_send(channel.rawValue, .init(rebasing: raw[..<length])) } }
+            let sent = buffer.withUnsafeBytes { raw in
+                retryingErrno { sys_send(channel.rawValue, .init(rebasing: raw[..<length])) }
+            }
             guard case .success(length) = sent else {
                 stop()
                 return .failure(.crashed)
