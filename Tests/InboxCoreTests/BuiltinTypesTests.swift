@@ -118,11 +118,40 @@ struct BuiltinTypesTests {
         #expect(lost == [
             "plist com.apple.xml-property-list -> com.apple.property-list",
             "plist com.apple.binary-property-list -> com.apple.property-list",
-            "mp4 public.mpeg-4-audio -> public.mpeg-4",
-            "mpg4 public.mpeg-4-audio -> public.mpeg-4",
+            "m4a public.mpeg-4-audio -> com.apple.m4a-audio",
             "ts com.microsoft.typescript -> public.mpeg-2-transport-stream",
             "application/x-gtar org.gnu.gnu-tar-archive -> public.tar-archive",
             "application/x-font-type1 com.adobe.postscript-pfa-font -> com.adobe.postscript-pfb-font",
+            // A preferred MIME type shared with the family's base type: what the files are sent as.
+            "application/x-plist com.apple.xml-property-list -> com.apple.property-list",
+            "application/x-plist com.apple.binary-property-list -> com.apple.property-list",
+            "application/x-shellscript public.bash-script -> public.shell-script",
+            "application/x-shellscript public.zsh-script -> public.shell-script",
+            "application/x-shellscript public.ksh-script -> public.shell-script",
+            "application/x-csh public.tcsh-script -> public.csh-script",
+            "audio/basic public.ulaw-audio -> public.au-audio",
+            "application/java-archive com.sun.web-application-archive -> com.sun.java-archive",
+            "application/vnd.microsoft.portable-executable com.microsoft.windows-dynamic-link-library -> "
+                + "com.microsoft.windows-executable",
+            "application/x-msdownload com.microsoft.windows-dynamic-link-library -> com.microsoft.windows-executable",
+            // Directory types: every directory is inode/directory.
+            "inode/directory com.apple.rtfd -> public.directory",
+            "inode/directory com.apple.applescript.script-bundle -> public.directory",
+            "inode/directory com.apple.application-bundle -> public.directory",
+            "inode/directory com.apple.plugin -> public.directory",
+            "inode/directory com.apple.metadata-importer -> public.directory",
+            "inode/directory com.apple.quicklook-generator -> public.directory",
+            "inode/directory com.apple.xpc-service -> public.directory",
+            "inode/directory com.apple.framework -> public.directory",
+            "inode/directory com.apple.application-and-system-extension -> public.directory",
+            "inode/directory com.apple.systempreference.prefpane -> public.directory",
         ])
+    }
+
+    /// A file typed by its name reports a MIME type: every type with an extension has one.
+    @Test func everyTypeWithAnExtensionHasAMIMEType() {
+        for declaration in BuiltinTypes.declarations where !declaration.extensions.isEmpty {
+            #expect(!declaration.mimeTypes.isEmpty, "\(declaration.identifier) has extensions but no MIME type")
+        }
     }
 }

@@ -128,8 +128,11 @@ struct TypeDecisionTests {
              contentWon: true),
         Case(explicit: nil, fileName: "p.customprofile", content: "application/json",
              identifier: "com.example.customprofile", source: .extension, contentWon: false),
-        Case(explicit: nil, fileName: "photo.png", content: "text/plain", identifier: "public.png", source: .extension,
-             contentWon: false),
+        // Text content overturns a claim whose type cannot be text; it keeps one that can be (above).
+        Case(explicit: nil, fileName: "photo.png", content: "text/plain", identifier: "public.plain-text", source: .content,
+             contentWon: true),
+        Case(explicit: nil, fileName: "p.customprofile", content: "text/plain", identifier: "com.example.customprofile",
+             source: .extension, contentWon: false),
         Case(explicit: nil, fileName: "report.pdf", content: "application/zip", identifier: "com.adobe.pdf",
              source: .extension, contentWon: false),
     ]
@@ -145,7 +148,7 @@ struct TypeDecisionTests {
         #expect(resolved.mismatch?.contentWon == testCase.contentWon)
         if let mismatch = resolved.mismatch {
             #expect(mismatch.claimed != mismatch.content)
-            #expect([mismatch.claimed, mismatch.content].contains(resolved.identifier))
+            #expect(mismatch.contentWon == (resolved.identifier != mismatch.claimed))
         }
     }
 

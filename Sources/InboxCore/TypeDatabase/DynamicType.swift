@@ -39,3 +39,10 @@ public struct NameType: Sendable, Hashable {
     public let mimeType: String?
     public let match: String
 }
+
+/// Every type a file name allows, most likely first (`TypeDatabase.nameCandidates`).
+public struct NameCandidates: Sendable, Hashable {
+    public let types: [NameType]
+    /// True when globs of equal weight and length name different types: the content decides between them.
+    public let isTie: Bool
+}

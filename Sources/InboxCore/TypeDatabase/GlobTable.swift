@@ -58,14 +58,21 @@ struct GlobTable: Sendable {
 
     /// The best glob for a name: exact case first, then the lowercased name against case-insensitive globs.
     func match(_ name: String) -> Glob? {
-        if let found = match(name, caseInsensitiveOnly: false) { return found }
-        let lower = name.lowercased()
-        return match(lower, caseInsensitiveOnly: true)
+        matches(name).first
     }
 
-    private func match(_ name: String, caseInsensitiveOnly: Bool) -> Glob? {
+    /// The best globs for a name, first read first: several only when globs of the same weight and length name
+    /// different MIME types (`*.m`: Objective-C and MATLAB), a tie the specification settles by content.
+    func matches(_ name: String) -> [Glob] {
+        let found = matches(name, caseInsensitiveOnly: false)
+        if !found.isEmpty { return found }
+        return matches(name.lowercased(), caseInsensitiveOnly: true)
+    }
+
+    private func matches(_ name: String, caseInsensitiveOnly: Bool) -> [Glob] {
         let eligible: (Glob) -> Bool = { !caseInsensitiveOnly || !$0.caseSensitive }
-        if let found = best(literals[name]?.filter(eligible) ?? []) { return found }
+        let literal = best(literals[name]?.filter(eligible) ?? [])
+        if !literal.isEmpty { return literal }
 
         var found: [Glob] = []
         let scalars = Array(name.unicodeScalars)
@@ -81,14 +88,19 @@ struct GlobTable: Sendable {
         return best(found)
     }
 
-    /// Highest weight, then longest pattern, then the first line read.
-    private func best(_ globs: [Glob]) -> Glob? {
-        globs.min { a, b in
+    /// Highest weight, then longest pattern; the globs tied on both, one per MIME type, in the order read.
+    private func best(_ globs: [Glob]) -> [Glob] {
+        let sorted = globs.sorted { a, b in
             if a.weight != b.weight { return a.weight > b.weight }
             let (la, lb) = (a.pattern.unicodeScalars.count, b.pattern.unicodeScalars.count)
             if la != lb { return la > lb }
             return (order[a] ?? 0) < (order[b] ?? 0)
         }
+        guard let first = sorted.first else { return [] }
+        var seen: Set<String> = []
+        return sorted.prefix {
+            $0.weight == first.weight && $0.pattern.unicodeScalars.count == first.pattern.unicodeScalars.count
+        }.filter { seen.insert($0.mimeType).inserted }
     }
 
     private static func isWildcard(_ character: Character) -> Bool {

@@ -100,7 +100,26 @@ public struct MIMEDatabase: Sendable {
 
     /// The MIME type shared-mime-info gives a file name, and the pattern that decided; nil when no glob matches.
     public func match(fileName: String) -> (mimeType: String, pattern: String)? {
-        globs.match(fileName).map { (canonical($0.mimeType), $0.pattern) }
+        matches(fileName: fileName).first
+    }
+
+    /// Every MIME type the best globs give a file name: more than one when globs of equal weight and length name
+    /// different types (the specification leaves such a tie to the content), first read first.
+    public func matches(fileName: String) -> [(mimeType: String, pattern: String)] {
+        var seen: Set<String> = []
+        return globs.matches(fileName).map { (canonical($0.mimeType), $0.pattern) }.filter { seen.insert($0.0).inserted }
+    }
+
+    /// True when `mimeType` is `ancestor` or descends from it through `subclasses` (and the implicit parents).
+    public func descends(_ mimeType: String, from ancestor: String) -> Bool {
+        let target = canonical(ancestor)
+        var stack = [canonical(mimeType)]
+        var seen: Set<String> = []
+        while let next = stack.popLast() {
+            if next == target { return true }
+            if seen.insert(next).inserted { stack.append(contentsOf: parents(of: next)) }
+        }
+        return false
     }
 
     /// The canonical name of a MIME type: an alias resolved, parameters and case dropped.

@@ -1,31 +1,60 @@
 /// Names and dynamic types: what a file name says, and the declarations of MIME types no UTI claims.
 extension TypeDatabase {
-    /// What a file's name says about its type (DESIGN: the name rule, README "How a file's type is decided").
-    ///
-    /// 1. an extension a registration declares (exported, then imported), longest dotted suffix first;
-    /// 2. shared-mime-info's glob for the name, when its MIME type has a declared UTI;
-    /// 3. an extension of the built-in table, longest dotted suffix first;
-    /// 4. the glob's MIME type as a dynamic identifier.
+    /// What a file's name says about its type: the first of `nameCandidates`.
     public func nameType(of fileName: String) -> NameType? {
+        nameCandidates(of: fileName).types.first
+    }
+
+    /// Every type a file's name allows, the most likely first (README "What a name says"):
+    ///
+    /// 1. an extension a registration declares (exported, then imported), longest dotted suffix first; it decides
+    ///    alone;
+    /// 2. otherwise shared-mime-info's best globs for the name and the built-in table's longest extension. The
+    ///    more specific of the two comes first: a literal name (`pom.xml`) or a longer pattern (`*.ps.gz`,
+    ///    `*.src.rpm`) than the extension (`gz`, `rpm`) comes first whether or not its MIME type has a UTI; between
+    ///    equally long ones a glob whose MIME type has a UTI comes first, then the table's types for the extension,
+    ///    then globs whose MIME types have none (as dynamic identifiers).
+    ///
+    /// `isTie` is set when globs of equal weight and length name different types (`*.m`: Objective-C or MATLAB):
+    /// the content settles it.
+    public func nameCandidates(of fileName: String) -> NameCandidates {
         let name = String(fileName.split(separator: "/").last ?? Substring(fileName))
         let declared = declaredExtension(of: name)
         if let declared, declaration(for: declared.identifier)?.origin != .builtin {
-            return NameType(identifier: declared.identifier, mimeType: preferredMIMEType(of: declared.identifier),
-                            match: "*." + declared.suffix)
+            return NameCandidates(types: [NameType(identifier: declared.identifier,
+                                                   mimeType: preferredMIMEType(of: declared.identifier),
+                                                   match: "*." + declared.suffix)], isTie: false)
         }
-        let glob = mime.match(fileName: name)
-        if let glob, let identifier = identifier(forMIMEType: glob.mimeType) {
-            return NameType(identifier: identifier, mimeType: glob.mimeType, match: glob.pattern)
+        let globs = mime.matches(fileName: name)
+        let builtin = (declared.map { extensionClaimants[$0.suffix] ?? [] } ?? []).map {
+            NameType(identifier: $0, mimeType: preferredMIMEType(of: $0), match: "*." + (declared?.suffix ?? ""))
         }
-        if let declared {
-            return NameType(identifier: declared.identifier, mimeType: preferredMIMEType(of: declared.identifier),
-                            match: "*." + declared.suffix)
+        let globTypes = globs.map { glob in
+            NameType(identifier: identifier(forMIMEType: glob.mimeType) ?? DynamicType.identifier(for: glob.mimeType),
+                     mimeType: glob.mimeType, match: glob.pattern)
         }
-        if let glob {
-            return NameType(identifier: DynamicType.identifier(for: glob.mimeType), mimeType: glob.mimeType,
-                            match: glob.pattern)
+        var ordered: [NameType]
+        if let declared, let first = globs.first {
+            let globLength = first.pattern.unicodeScalars.count
+            let extensionLength = declared.suffix.unicodeScalars.count + 2
+            let literal = !first.pattern.contains(where: { $0 == "*" || $0 == "?" || $0 == "[" })
+            if literal || globLength > extensionLength {
+                ordered = globTypes + builtin
+            } else if globLength < extensionLength {
+                ordered = builtin + globTypes
+            } else {
+                let (withUTI, dynamic) = (globTypes.filter { declares($0.identifier) },
+                                          globTypes.filter { !declares($0.identifier) })
+                ordered = withUTI + builtin + dynamic
+            }
+        } else {
+            let (withUTI, dynamic) = (globTypes.filter { declares($0.identifier) },
+                                      globTypes.filter { !declares($0.identifier) })
+            ordered = withUTI + builtin + dynamic
         }
-        return nil
+        var seen: Set<String> = []
+        ordered = ordered.filter { seen.insert($0.identifier).inserted }
+        return NameCandidates(types: ordered, isTie: globTypes.count > 1)
     }
 
     /// The longest dotted suffix of the name that the tag table knows ("a.tar.gz": "tar.gz", then "gz").

@@ -8,6 +8,8 @@ public struct TypeDatabase: Sendable {
     // Internal, not private: TypeDatabase+Names.swift reads them.
     let byIdentifier: [String: Int]
     let byExtension: [String: String]
+    /// Every identifier that declares an extension, in tag priority order (the first is `byExtension`'s).
+    let extensionClaimants: [String: [String]]
     private var byMIMEType: [String: String]
     var longestExtension = 1
     /// The host's MIME database: names through its globs, and a dynamic identifier for every MIME type without a UTI.
@@ -26,16 +28,21 @@ public struct TypeDatabase: Sendable {
 
         // Tags: exported types beat imported ones, which beat built-in ones; within a class, first wins.
         var byExtension: [String: String] = [:]
+        var claimants: [String: [String]] = [:]
         var byMIMEType: [String: String] = [:]
         for declaration in kept.enumerated().sorted(by: Self.tagPriority).map(\.element) {
-            for ext in declaration.extensions where byExtension[ext] == nil {
-                byExtension[ext] = declaration.identifier
+            for ext in declaration.extensions {
+                if byExtension[ext] == nil { byExtension[ext] = declaration.identifier }
+                if !claimants[ext, default: []].contains(declaration.identifier) {
+                    claimants[ext, default: []].append(declaration.identifier)
+                }
             }
             for mime in declaration.mimeTypes where byMIMEType[mime] == nil {
                 byMIMEType[mime] = declaration.identifier
             }
         }
         self.byExtension = byExtension
+        self.extensionClaimants = claimants
         self.byMIMEType = byMIMEType
         self.longestExtension = byExtension.keys.map { $0.split(separator: ".").count }.max() ?? 1
     }
@@ -251,10 +258,22 @@ public struct TypeDatabase: Sendable {
         if declares(text) { return text }
         if let mime = DynamicType.mimeType(of: text) {
             return identifier(forMIMEType: mime)
-                ?? (self.mime.knows(mime) ? DynamicType.identifier(for: self.mime.canonical(mime)) : nil)
+                ?? (knowsMIMEType(mime) ? DynamicType.identifier(for: self.mime.canonical(mime)) : nil)
         }
         if let identifier = identifier(forMIMEType: text) { return identifier }
-        return self.mime.knows(text) ? typeIdentifier(forMIMEType: text) : nil
+        return knowsMIMEType(text) ? typeIdentifier(forMIMEType: text) : nil
+    }
+
+    /// True for a MIME type the host's database knows, or one libmagic prints that the host lacks (so that every
+    /// type a file's content was given can be looked up).
+    func knowsMIMEType(_ mimeType: String) -> Bool {
+        mime.knows(mimeType) || LibmagicNames.vocabulary.contains(MIMEDatabase.normalized(mimeType))
+    }
+
+    /// libmagic's answer as the host names it: renamed where libmagic and shared-mime-info differ, then the
+    /// canonical name through the host's aliases (`application/winhelp` is `application/winhlp`).
+    public func contentMIMEType(_ sniffed: String) -> String {
+        mime.canonical(LibmagicNames.normalized(sniffed))
     }
 
     /// The declared identifier of a MIME type, else its dynamic identifier; nil only for a malformed MIME type.

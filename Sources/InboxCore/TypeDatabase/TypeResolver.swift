@@ -13,16 +13,19 @@ public struct ResolvedType: Sendable, Hashable {
         public let claimSource: Source
         /// The type the content has.
         public let content: String
-        /// True when the content's type was used; false when the claim was kept because the content is text or a
-        /// ZIP archive, which cannot disprove a claim.
+        /// True when the claim lost: to the content's type, or to another type its name allows (`decided`); false
+        /// when the claim was kept (text content against a claim that can be text, a ZIP archive, a sibling).
         public let contentWon: Bool
+        /// The type the file was given.
+        public let decided: String
     }
 
     /// The chosen UTI.
     public let identifier: String
     /// Where the identifier came from.
     public let source: Source
-    /// The MIME type of the chosen UTI, when it has one.
+    /// The MIME type found for the file: libmagic's (in the host's names) when the content decided, the attribute's or
+    /// the matching glob's when the claim did, else the chosen UTI's preferred one; nil when it has none.
     public let mimeType: String?
     /// The type the content was sniffed as, if sniffing said anything.
     public let contentIdentifier: String?
@@ -45,17 +48,22 @@ public struct ResolvedType: Sendable, Hashable {
 
 /// Works out a file's UTI from its explicit content-type attribute, its name and its content.
 ///
-/// The rule (README "How a file's type is decided"):
-/// 1. The claim is the attribute when it names a known type, else what the name says (`TypeDatabase.nameType`).
-/// 2. The content is the MIME type libmagic gave, as a UTI. `application/octet-stream` and empty files say nothing;
-///    `text/plain` says only "text" (it is compatible with any text type).
+/// The rule (README "How a file's type and handler are chosen"):
+/// 1. The claim is the attribute when it names a known type, else what the name says (`TypeDatabase.nameCandidates`:
+///    the most likely type first, the others the name allows after it).
+/// 2. The content is the MIME type libmagic gave, in the host's names, as a UTI. `application/octet-stream` and
+///    empty files say nothing; `text/plain` says only "text" (it is compatible with any text type).
 /// 3. With only one of them, it decides; with neither, the type is `public.data`.
-/// 4. When one conforms to the other they agree and the claim decides, except that an abstract claim (a type with
-///    no extension of its own, such as `public.image`) is refined by a content type that conforms to it.
-/// 5. When they disagree, the content decides, unless it is text of any kind (plain, JSON, XML, HTML, source code)
-///    or a ZIP archive: libmagic's finer kinds of text are guesses, many document types are built on these
-///    carriers, and a file is never made a script by its content. Then the claim decides. Either way it is a
-///    mismatch.
+/// 4. When one conforms to the other, or the content is a generic container (OLE2, ZIP, gzip, MPEG-4) that the
+///    claim is a kind of, they agree and the claim decides, except that an abstract claim (a type with no extension
+///    of its own, such as `public.image`) is refined by a content type that conforms to it.
+/// 5. A tie between equally good globs (`*.m`, `*.dot`) goes to the first of them the content agrees with.
+/// 6. When they disagree: two kinds of an OLE2, MPEG-4 or Ogg container (an MS Works `.xlr` that libmagic calls
+///    Excel) keep the name's, the more specific evidence. Text content overturns a claim whose type cannot be text (an image, a
+///    video, an archive, a binary document: `.ts` TypeScript is no MPEG stream) in favour of the first type the
+///    name allows that can be text, else the content's; against a claim that can be text it proves nothing (many
+///    formats are made of text and libmagic's kinds of text are guesses), and neither does a ZIP archive: the claim
+///    decides. Any other content decides. Each of these is a mismatch.
 public enum TypeResolver {
     public typealias Source = ResolvedType.Source
 
@@ -80,10 +88,20 @@ public enum TypeResolver {
         public let diagnostics: [String]
         /// True for a type without extensions of its own (`public.image`): content may refine it.
         public let isAbstract: Bool
+        /// The MIME type behind the claim: the attribute's when it named one, the glob's that matched the name, or
+        /// the claimed type's preferred one.
+        public let mimeType: String?
+        /// The other types the name allows, most likely first.
+        public let alternatives: [NameType]
+        /// True when globs of equal weight name different types: the content settles it.
+        public let isTie: Bool
+        /// True when the claimed type's files cannot be text, so that text content overturns it.
+        public let cannotBeText: Bool
 
-        /// True when libmagic's view of text content could change the decision: there is no claim to keep, or it
-        /// is abstract. Otherwise text content (which never disproves a claim, rule 5) needs no classifying.
-        public var needsTextClassified: Bool { identifier == nil || isAbstract }
+        /// True when libmagic's view of text content could change the decision: there is no claim to keep, it is
+        /// abstract, it is a tie, or it cannot be text. Otherwise text content (which does not disprove a claim that
+        /// can be text, rule 6) needs no classifying.
+        public var needsTextClassified: Bool { identifier == nil || isAbstract || isTie || cannotBeText }
     }
 
     /// Resolves a file's type. `content` is libmagic's MIME type for the first bytes, nil when not sniffed.
@@ -92,62 +110,112 @@ public enum TypeResolver {
         decide(claim(explicit: explicit, fileName: fileName, in: database), content: content, in: database)
     }
 
-    /// The decision (rules 3 to 5) for a claim and libmagic's MIME type of the content (nil when not sniffed).
+    /// The decision (rules 3 to 6) for a claim and libmagic's MIME type of the content (nil when not sniffed).
     public static func decide(_ claim: Claim, content: String?, in database: TypeDatabase) -> ResolvedType {
         let sniffed = content.flatMap { contentType($0, in: database) }
-        func result(_ identifier: String, _ source: Source, mismatch: ResolvedType.Mismatch? = nil) -> ResolvedType {
-            ResolvedType(identifier: identifier, source: source, mimeType: database.preferredMIMEType(of: identifier),
+        func result(_ identifier: String, _ source: Source, _ mimeType: String?,
+                    mismatch: ResolvedType.Mismatch? = nil) -> ResolvedType {
+            ResolvedType(identifier: identifier, source: source,
+                         mimeType: mimeType ?? database.preferredMIMEType(of: identifier),
                          contentIdentifier: sniffed?.identifier, mismatch: mismatch, diagnostics: claim.diagnostics)
         }
         guard let claimed = claim.identifier else {
-            if let sniffed { return result(sniffed.identifier, .content) }
-            return result(fallbackIdentifier, .fallback)
+            if let sniffed { return result(sniffed.identifier, .content, sniffed.mimeType) }
+            return result(fallbackIdentifier, .fallback, nil)
         }
-        guard let sniffed else { return result(claimed, claim.source) }
+        guard let sniffed else { return result(claimed, claim.source, claim.mimeType) }
 
-        if database.conforms(claimed, to: sniffed.compatibleIdentifier) {
-            return result(claimed, claim.source)
+        if agrees(claimed, sniffed, in: database) {
+            if claim.isAbstract && !database.conforms(claimed, to: sniffed.compatibleIdentifier)
+                && database.conforms(sniffed.identifier, to: claimed) {
+                return result(sniffed.identifier, .content, sniffed.mimeType)
+            }
+            return result(claimed, claim.source, claim.mimeType)
         }
-        if database.conforms(sniffed.identifier, to: claimed) {
-            return claim.isAbstract ? result(sniffed.identifier, .content) : result(claimed, claim.source)
+        if claim.isTie, let settled = claim.alternatives.first(where: { agrees($0.identifier, sniffed, in: database) }) {
+            return result(settled.identifier, claim.source, settled.mimeType)
         }
-        let carrier = carrierArchives.contains(sniffed.identifier) || database.conforms(sniffed.identifier, to: "public.text")
-        let mismatch = ResolvedType.Mismatch(claimed: claimed, claimSource: claim.source,
-                                             content: sniffed.identifier, contentWon: !carrier)
-        return carrier ? result(claimed, claim.source, mismatch: mismatch)
-                       : result(sniffed.identifier, .content, mismatch: mismatch)
+        func mismatch(contentWon: Bool, decided: String? = nil) -> ResolvedType.Mismatch {
+            ResolvedType.Mismatch(claimed: claimed, claimSource: claim.source, content: sniffed.identifier,
+                                  contentWon: contentWon,
+                                  decided: decided ?? (contentWon ? sniffed.identifier : claimed))
+        }
+        if database.sharedContainer(claimed, sniffed.identifier) != nil {
+            return result(claimed, claim.source, claim.mimeType, mismatch: mismatch(contentWon: false))
+        }
+        if database.conforms(sniffed.identifier, to: "public.text") {
+            guard claim.cannotBeText else {
+                return result(claimed, claim.source, claim.mimeType, mismatch: mismatch(contentWon: false))
+            }
+            let textual = claim.alternatives.filter { !database.cannotBeText($0.identifier) }
+            if let named = textual.first(where: { agrees($0.identifier, sniffed, in: database) }) ?? textual.first {
+                return result(named.identifier, claim.source, named.mimeType,
+                              mismatch: mismatch(contentWon: true, decided: named.identifier))
+            }
+            return result(sniffed.identifier, .content, sniffed.mimeType, mismatch: mismatch(contentWon: true))
+        }
+        if carrierArchives.contains(sniffed.identifier) {
+            return result(claimed, claim.source, claim.mimeType, mismatch: mismatch(contentWon: false))
+        }
+        return result(sniffed.identifier, .content, sniffed.mimeType, mismatch: mismatch(contentWon: true))
+    }
+
+    /// True when a claimed type and the content agree: one conforms to the other, or the content is a generic
+    /// container the claim is a kind of.
+    static func agrees(_ claimed: String, _ sniffed: ContentType, in database: TypeDatabase) -> Bool {
+        if database.conforms(claimed, to: sniffed.compatibleIdentifier) { return true }
+        if database.conforms(sniffed.identifier, to: claimed) { return true }
+        if let container = database.container(named: sniffed.mimeType) {
+            return database.isKind(claimed, ofContainer: container)
+        }
+        return false
     }
 
     /// The attribute's type when it names a known type (or a known MIME type), else the name's.
     /// An empty or all-whitespace attribute counts as absent.
     public static func claim(explicit: String?, fileName: String, in database: TypeDatabase) -> Claim {
         var diagnostics: [String] = []
-        func made(_ identifier: String?, _ source: Source) -> Claim {
+        func made(_ identifier: String?, _ source: Source, mimeType: String?, alternatives: [NameType] = [],
+                  isTie: Bool = false) -> Claim {
             let abstract = identifier.map { database.declaration(for: $0)?.extensions.isEmpty ?? true } ?? false
-            return Claim(identifier: identifier, source: source, diagnostics: diagnostics, isAbstract: abstract)
+            return Claim(identifier: identifier, source: source, diagnostics: diagnostics, isAbstract: abstract,
+                         mimeType: mimeType ?? identifier.flatMap(database.preferredMIMEType(of:)),
+                         alternatives: alternatives, isTie: isTie,
+                         cannotBeText: identifier.map(database.cannotBeText) ?? false)
         }
         if let explicit, case let trimmed = explicit.trimmingINIWhitespace(), !trimmed.isEmpty {
             if trimmed.utf8.count > MetadataLimits.contentTypeBytes {
                 diagnostics.append("content-type attribute is longer than \(MetadataLimits.contentTypeBytes) bytes; "
                     + "using the file name")
             } else if let identifier = database.knownIdentifier(trimmed) {
-                return made(identifier, .attribute)
+                let named = MIMEDatabase.isMIMEType(trimmed) ? database.mime.canonical(trimmed) : nil
+                return made(identifier, .attribute, mimeType: named)
             } else {
                 diagnostics.append("content-type attribute '\(trimmed.abbreviated)' is not a known type; "
                     + "using the file name")
             }
         }
-        return made(database.nameType(of: fileName)?.identifier, .extension)
+        let candidates = database.nameCandidates(of: fileName)
+        let first = candidates.types.first
+        return made(first?.identifier, .extension, mimeType: first?.mimeType,
+                    alternatives: Array(candidates.types.dropFirst()), isTie: candidates.isTie)
     }
 
-    /// libmagic's answer as a UTI; `compatibleIdentifier` is what a claim must conform to to agree with it.
-    private static func contentType(_ mimeType: String,
-                                    in database: TypeDatabase) -> (identifier: String, compatibleIdentifier: String)? {
-        let plain = MIMEDatabase.normalized(mimeType)
+    /// libmagic's answer: its MIME type in the host's names, that type as a UTI, and what a claim must conform to to
+    /// agree with it.
+    struct ContentType {
+        let identifier: String
+        let compatibleIdentifier: String
+        let mimeType: String
+    }
+
+    private static func contentType(_ mimeType: String, in database: TypeDatabase) -> ContentType? {
+        let plain = database.contentMIMEType(mimeType)
         guard !uninformativeMIMETypes.contains(plain), let identifier = database.typeIdentifier(forMIMEType: plain) else {
             return nil
         }
         // "text/plain" from libmagic means "some text": a CSV or Markdown claim agrees with it.
-        return (identifier, plain == "text/plain" ? "public.text" : identifier)
+        return ContentType(identifier: identifier, compatibleIdentifier: plain == "text/plain" ? "public.text" : identifier,
+                           mimeType: plain)
     }
 }

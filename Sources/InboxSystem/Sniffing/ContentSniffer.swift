@@ -10,6 +10,17 @@ public final class ContentSniffer {
     /// How many bytes from the start of a file are examined.
     public static let byteLimit = 64 * 1024
 
+    /// How many bytes are examined when the first `byteLimit` say only "an OLE2 compound file": libmagic tells
+    /// Word, Excel, PowerPoint, Works, MSI and Outlook files apart by the names in the file's directory, which a
+    /// large file keeps past the first 64 KiB (a 450 KB PowerPoint file reads as a generic OLE2 file from them).
+    public static let extendedByteLimit = 2 << 20
+
+    /// True when libmagic's answer for the first `byteLimit` bytes is worth a second look with `extendedByteLimit`.
+    public static func needsMoreBytes(_ answer: String) -> Bool {
+        ["application/x-ole-storage", "application/vnd.ms-office", "application/cdfv2"]
+            .contains(answer.lowercased().split(separator: ";").first.map(String.init) ?? "")
+    }
+
     private let cookie: OpaquePointer
     private var buffer: [UInt8]
     /// "5.44": the library's version, for the start-up log.
@@ -55,7 +66,13 @@ public final class ContentSniffer {
         case .failure(let error): return .failure(SniffError("read: \(error)"))
         }
         if !classifyingText && Self.isText(buffer.prefix(count)) { return .success("text/plain") }
-        return classify(count)
+        let answer = classify(count)
+        guard count == buffer.count, case .success(let first) = answer, Self.needsMoreBytes(first) else { return answer }
+        var more = [UInt8](repeating: 0, count: Self.extendedByteLimit)
+        switch more.withUnsafeMutableBytes({ bytes in Result { () throws(Errno) in try file.read(fully: bytes, at: 0) } }) {
+        case .success(let read): return sniff(more.prefix(read))
+        case .failure(let error): return .failure(SniffError("read: \(error)"))
+        }
     }
 
     /// Non-empty UTF-8 without NUL or other control bytes than tab, newlines, form feed and escape; a sequence
@@ -81,19 +98,26 @@ public final class ContentSniffer {
         return true
     }
 
-    /// The MIME type of some bytes (at most `byteLimit` are looked at).
+    /// The MIME type of some bytes (at most `extendedByteLimit` are looked at).
     public func sniff(_ bytes: some Collection<UInt8>) -> Result<String, SniffError> {
-        let count = min(bytes.count, buffer.count)
-        buffer.replaceSubrange(0..<count, with: bytes.prefix(count))
+        guard bytes.count <= buffer.count else {
+            let whole = Array(bytes.prefix(Self.extendedByteLimit))
+            return whole.withUnsafeBytes { classify($0.baseAddress!, $0.count) }
+        }
+        let count = bytes.count
+        buffer.replaceSubrange(0..<count, with: bytes)
         return classify(count)
     }
 
     /// Classifies the first `count` bytes of the buffer.
     private func classify(_ count: Int) -> Result<String, SniffError> {
-        let answer = buffer.withUnsafeBytes { raw in
-            sys_magic_buffer(cookie, raw.baseAddress!, count).map { String(cString: $0) }
+        buffer.withUnsafeBytes { raw in classify(raw.baseAddress!, count) }
+    }
+
+    private func classify(_ bytes: UnsafeRawPointer, _ count: Int) -> Result<String, SniffError> {
+        guard let answer = sys_magic_buffer(cookie, bytes, count).map({ String(cString: $0) }) else {
+            return .failure(SniffError(Self.message(cookie) ?? "magic_buffer failed"))
         }
-        guard let answer else { return .failure(SniffError(Self.message(cookie) ?? "magic_buffer failed")) }
         return .success(answer)
     }
 

@@ -125,6 +125,41 @@ public final class SnifferProcess {
             stop()
             return .failure(.crashed)
         }
+        let result = answer()
+        guard count == ContentSniffer.byteLimit, case .success(let first) = result,
+              ContentSniffer.needsMoreBytes(first) else { return result }
+        return sniffMore(file)
+    }
+
+    /// The second look at an OLE2 file (ContentSniffer.extendedByteLimit): its bytes go over in `A` parts and a
+    /// last `S` part, each at most one ordinary request long.
+    private func sniffMore(_ file: FileDescriptor) -> Result<String, Failure> {
+        var bytes = [UInt8](repeating: 0, count: ContentSniffer.extendedByteLimit)
+        let count: Int
+        switch bytes.withUnsafeMutableBytes({ raw in Result { () throws(Errno) in try file.read(fully: raw, at: 0) } }) {
+        case .success(let n): count = n
+        case .failure(let error): return .failure(.unreadable(error))
+        }
+        var start = 0
+        repeat {
+            let end = min(count, start + ContentSniffer.byteLimit)
+            buffer[0] = UInt8(ascii: end == count ? "S" : "A")
+            buffer.replaceSubrange(1..<(1 + end - start), with: bytes[start..<end])
+            let length = 1 + end - start
+            let sent = buffer.withUnsafeBytes { raw in
+                retryingErrno { sys_send(channel.rawValue, .init(rebasing: raw[..<length])) }
+            }
+            guard case .success(length) = sent else {
+                stop()
+                return .failure(.crashed)
+            }
+            start = end
+        } while start < count
+        return answer()
+    }
+
+    /// The worker's answer to the request just sent.
+    private func answer() -> Result<String, Failure> {
         switch receive(within: timeout) {
         case .success(let text) where text.hasPrefix("ok "):
             return .success(String(text.dropFirst(3)))

@@ -8,7 +8,9 @@ import Glibc
 ///
 /// Messages: the worker first says `ready <libmagic version>` or `error <reason>`; then each request is the byte
 /// `S` followed by up to `ContentSniffer.byteLimit` bytes of a file, and each answer is `ok <MIME type>` or
-/// `error <reason>`. The agent closing the channel ends the worker.
+/// `error <reason>`. A request for more bytes than one message holds (up to `ContentSniffer.extendedByteLimit`)
+/// sends its first parts as `A` messages, which get no answer, and its last as the `S`. The agent closing the
+/// channel ends the worker.
 public enum SnifferWorker {
     /// The hidden command-line argument that runs the worker instead of the agent.
     public static let argument = "--content-sniffer"
@@ -34,6 +36,9 @@ public enum SnifferWorker {
         }
         answer(channel, "ready \(sniffer.version)")
         var request = [UInt8](repeating: 0, count: ContentSniffer.byteLimit + 1)
+        // The first parts of a long request; bounded, and dropped with an error past the bound.
+        var pending: [UInt8] = []
+        var overlong = false
         while true {
             let count: Int
             switch request.withUnsafeMutableBytes({ bytes in retryingErrno { sys_recv(channel, bytes) } }) {
@@ -41,11 +46,31 @@ public enum SnifferWorker {
             case .success(let received): count = received
             case .failure: return 1
             }
-            guard request[0] == UInt8(ascii: "S") else {
+            switch request[0] {
+            case UInt8(ascii: "A"):
+                overlong = overlong || pending.count + count - 1 > ContentSniffer.extendedByteLimit
+                if !overlong { pending += request[1..<count] }
+                continue
+            case UInt8(ascii: "S"):
+                break
+            default:
+                pending = []
+                overlong = false
                 answer(channel, "error malformed request")
                 continue
             }
-            switch sniffer.sniff(request[1..<count]) {
+            let result: Result<String, SniffError>
+            if overlong || pending.count + count - 1 > ContentSniffer.extendedByteLimit {
+                result = .failure(SniffError("request longer than \(ContentSniffer.extendedByteLimit) bytes"))
+            } else if pending.isEmpty {
+                result = sniffer.sniff(request[1..<count])
+            } else {
+                pending += request[1..<count]
+                result = sniffer.sniff(pending)
+            }
+            pending = []
+            overlong = false
+            switch result {
             case .success(let mimeType): answer(channel, "ok \(mimeType)")
             case .failure(let error): answer(channel, "error \(error)")
             }

@@ -69,6 +69,8 @@ public final class TypeInspector {
 
     /// What follows the statement: which evidence won.
     public static func verdict(of mismatch: ResolvedType.Mismatch) -> String {
-        mismatch.contentWon ? "typed by its content" : "kept \(mismatch.claimed)"
+        if !mismatch.contentWon { return "kept \(mismatch.claimed)" }
+        return mismatch.decided == mismatch.content ? "typed by its content"
+            : "typed \(mismatch.decided), which its name also allows"
     }
 }

@@ -1,0 +1,5 @@
+#!/bin/bash
+set -euo pipefail
+for f in "$@"; do
+  echo "$f"
+done
