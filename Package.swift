@@ -20,12 +20,15 @@ let package = Package(
         .target(name: "CShims"),
         // The thin Linux layer.
         .target(name: "InboxSystem", dependencies: ["InboxCore", "CSystemd", "CMagic", "CShims"]),
-        // The Swift runtime is linked statically: the agent maps only the pages it uses, which keeps
-        // its resident memory under the 12 MB of docs/design.md, Targets (about 12.0 MB dynamic, 9.5 MB static). Release builds
-        // only: debug builds link the agent into the test bundle, which needs the shared Foundation.
+        // The Swift runtime is linked statically into both executables. The agent maps only the pages it uses,
+        // which keeps its resident memory under the 12 MB of docs/design.md, Targets (about 12.0 MB dynamic,
+        // 9.5 MB static); and Swift is no Debian package, so the .deb of scripts/package can depend only on
+        // Debian's libraries (no RUNPATH into the toolchain). Release builds only: debug builds link the
+        // executables into the test bundle, which needs the shared Foundation.
         .executableTarget(name: "inboxd", dependencies: ["InboxSystem", "InboxCore"],
                           linkerSettings: [.unsafeFlags(["-static-stdlib"], .when(configuration: .release))]),
-        .executableTarget(name: "inboxctl", dependencies: ["InboxSystem", "InboxCore"]),
+        .executableTarget(name: "inboxctl", dependencies: ["InboxSystem", "InboxCore"],
+                          linkerSettings: [.unsafeFlags(["-static-stdlib"], .when(configuration: .release))]),
         .executableTarget(name: "inboxd-bench-resolution", dependencies: ["InboxSystem", "InboxCore"],
                           path: "bench/resolution"),
         .testTarget(name: "InboxCoreTests", dependencies: ["InboxCore"]),

@@ -32,7 +32,10 @@ enum VerifyCommand: InboxctlCommand {
     static func run(_ parsed: ParsedOptions) -> CInt {
         let paths = parsed.positionals, directories = parsed.values("--handlers")
         if paths.isEmpty {
-            let searchPath = directories.isEmpty ? AgentSettings.systemHandlerDirectories : directories
+            // The search path of the instance inboxctl runs as: a user's own handlers.d comes first, as for their agent.
+            let searchPath = directories.isEmpty
+                ? AgentSettings.defaults(environment: CurrentProcess.environmentVariables, isRoot: CurrentProcess.isRoot).handlers
+                : directories
             return report(RegistrationLoader.load(directories: searchPath, mime: hostMIME).diagnostics, checked: "the handlers.d search path")
         }
         var diagnostics: [Diagnostic] = []

@@ -281,11 +281,11 @@ struct InboxctlSendTests {
               --annotation JSON       JSON handed to the handler (at most 65536 bytes)
               --type UTI              The content type (a UTI, a dyn.mime. identifier or a MIME type)
               --name NAME             The name in the Inbox (one FILE, or '-')
-              --config FILE           The agent's configuration (default /etc/inboxd/inboxd.conf when present)
+              --config FILE           The agent's configuration (default /etc/inboxd/inboxd.conf, a user's ~/.config/inboxd/inboxd.conf)
               --handlers DIR          Registrations from DIR (repeatable; replaces the search path)
               --state DIR             The agent's state directory
               --runtime-dir DIR       The agent's runtime directory (its status file)
-              --defaults FILE         Handler preferences (default /etc/inboxd/defaults.conf)
+              --defaults FILE         Handler preferences (default /etc/inboxd/defaults.conf, a user's ~/.config/inboxd/defaults.conf)
               -h, --help              Show help information
 
             """,
@@ -307,11 +307,11 @@ struct InboxctlSendTests {
             OPTIONS:
               --all                   Retry every file in failed/
               --inbox DIR             The drop Inbox (default: the agent's first Inbox)
-              --config FILE           The agent's configuration (default /etc/inboxd/inboxd.conf when present)
+              --config FILE           The agent's configuration (default /etc/inboxd/inboxd.conf, a user's ~/.config/inboxd/inboxd.conf)
               --handlers DIR          Registrations from DIR (repeatable; replaces the search path)
               --state DIR             The agent's state directory
               --runtime-dir DIR       The agent's runtime directory (its status file)
-              --defaults FILE         Handler preferences (default /etc/inboxd/defaults.conf)
+              --defaults FILE         Handler preferences (default /etc/inboxd/defaults.conf, a user's ~/.config/inboxd/defaults.conf)
               -h, --help              Show help information
 
             """,
@@ -328,12 +328,12 @@ struct InboxctlSendTests {
               <ID>                    A file name in failed/ or unhandled/, or a delivery id
 
             OPTIONS:
-              --config FILE           The agent's configuration (default /etc/inboxd/inboxd.conf when present)
+              --config FILE           The agent's configuration (default /etc/inboxd/inboxd.conf, a user's ~/.config/inboxd/inboxd.conf)
               --inbox DIR             A drop Inbox (repeatable; as the agent's --inbox)
               --handlers DIR          Registrations from DIR (repeatable; replaces the search path)
               --state DIR             The agent's state directory
               --runtime-dir DIR       The agent's runtime directory (its status file)
-              --defaults FILE         Handler preferences (default /etc/inboxd/defaults.conf)
+              --defaults FILE         Handler preferences (default /etc/inboxd/defaults.conf, a user's ~/.config/inboxd/defaults.conf)
               -h, --help              Show help information
 
             """,
@@ -354,12 +354,12 @@ struct InboxctlSendTests {
               --delivery ID           Entries for one delivery (INBOX_DELIVERY_ID)
               -f, --follow            Keep printing new entries
               -n, --lines N           Show the last N entries
-              --config FILE           The agent's configuration (default /etc/inboxd/inboxd.conf when present)
+              --config FILE           The agent's configuration (default /etc/inboxd/inboxd.conf, a user's ~/.config/inboxd/inboxd.conf)
               --inbox DIR             A drop Inbox (repeatable; as the agent's --inbox)
               --handlers DIR          Registrations from DIR (repeatable; replaces the search path)
               --state DIR             The agent's state directory
               --runtime-dir DIR       The agent's runtime directory (its status file)
-              --defaults FILE         Handler preferences (default /etc/inboxd/defaults.conf)
+              --defaults FILE         Handler preferences (default /etc/inboxd/defaults.conf, a user's ~/.config/inboxd/defaults.conf)
               -h, --help              Show help information
 
             """,

@@ -4,12 +4,12 @@ import Testing
 /// The help of `inboxctl types`, `info` and `handlers`, and usage errors across inboxctl's subcommands.
 @Suite struct InboxctlUsageTests {
     static let agentOptionsHelp = """
-          --config FILE           The agent's configuration (default /etc/inboxd/inboxd.conf when present)
+          --config FILE           The agent's configuration (default /etc/inboxd/inboxd.conf, a user's ~/.config/inboxd/inboxd.conf)
           --inbox DIR             A drop Inbox (repeatable; as the agent's --inbox)
           --handlers DIR          Registrations from DIR (repeatable; replaces the search path)
           --state DIR             The agent's state directory
           --runtime-dir DIR       The agent's runtime directory (its status file)
-          --defaults FILE         Handler preferences (default /etc/inboxd/defaults.conf)
+          --defaults FILE         Handler preferences (default /etc/inboxd/defaults.conf, a user's ~/.config/inboxd/defaults.conf)
           -h, --help              Show help information
 
         """

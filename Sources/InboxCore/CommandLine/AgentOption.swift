@@ -32,12 +32,12 @@ public enum AgentOption: String, CaseIterable, Sendable {
     /// What `inboxd --help` says it does.
     public var agentHelp: String {
         switch self {
-        case .config: "Agent configuration (default /etc/inboxd/inboxd.conf when present)"
+        case .config: "Agent configuration (default /etc/inboxd/inboxd.conf, a user's ~/.config/inboxd/inboxd.conf)"
         case .inbox: "Watch DIR as a drop Inbox (repeatable; replaces Inbox= of the config)"
         case .handlers: "Read registrations from DIR (repeatable; replaces the search path)"
         case .state: "State directory: containers/, failed/, unhandled/"
         case .runtimeDirectory: "Where the status file is kept"
-        case .defaults: "Handler preferences (default /etc/inboxd/defaults.conf)"
+        case .defaults: "Handler preferences (default /etc/inboxd/defaults.conf, a user's ~/.config/inboxd/defaults.conf)"
         case .maxConcurrent: "Handlers running at once, across all handlers"
         case .logTarget: "auto, journal or stderr (default auto)"
         case .logLevel: "info or debug (default info)"
@@ -48,12 +48,12 @@ public enum AgentOption: String, CaseIterable, Sendable {
     /// options that only tune the running agent, which inboxctl does not take.
     public var inboxctlHelp: String? {
         switch self {
-        case .config: "The agent's configuration (default /etc/inboxd/inboxd.conf when present)"
+        case .config: "The agent's configuration (default /etc/inboxd/inboxd.conf, a user's ~/.config/inboxd/inboxd.conf)"
         case .inbox: "A drop Inbox (repeatable; as the agent's --inbox)"
         case .handlers: "Registrations from DIR (repeatable; replaces the search path)"
         case .state: "The agent's state directory"
         case .runtimeDirectory: "The agent's runtime directory (its status file)"
-        case .defaults: "Handler preferences (default /etc/inboxd/defaults.conf)"
+        case .defaults: "Handler preferences (default /etc/inboxd/defaults.conf, a user's ~/.config/inboxd/defaults.conf)"
         case .maxConcurrent, .logTarget, .logLevel: nil
         }
     }

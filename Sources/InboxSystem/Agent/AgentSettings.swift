@@ -43,18 +43,50 @@ public struct AgentSettings: Sendable {
         "/etc/inboxd/handlers.d", "/run/inboxd/handlers.d", "/usr/lib/inboxd/handlers.d",
     ]
 
-    /// Directories for this user: the system ones as root, XDG ones otherwise.
-    public static func defaults(environment: [String: String], isRoot: Bool) -> (inbox: String, state: String,
-                                                                                  runtime: String, handlers: [String]) {
-        if isRoot {
-            return ("/var/spool/inboxd/Inbox", "/var/lib/inboxd", "/run/inboxd", systemHandlerDirectories)
+    /// The built-in places of the instance this process is: the system's as root, the user's otherwise.
+    public static func defaults(environment: [String: String], isRoot: Bool) -> InstanceDefaults {
+        isRoot ? .system : .user(environment: environment)
+    }
+}
+
+/// Where one instance of the agent keeps everything when neither a flag nor inboxd.conf says otherwise
+/// (docs/design.md, Directories). The system instance lives in the FHS places; a user instance (an ordinary user's
+/// agent, `systemctl --user`) lives in the XDG base directories and reads no configuration of the system's, so that
+/// an administrator's /etc/inboxd/inboxd.conf (its Inboxes, its state directory) never redirects a user's agent.
+public struct InstanceDefaults: Sendable, Equatable {
+    public var inbox: String
+    public var state: String
+    /// Where the status file is kept.
+    public var runtime: String
+    /// The handlers.d search path, first wins by file name.
+    public var handlers: [String]
+    /// inboxd.conf, read when it exists.
+    public var configFile: String
+    /// defaults.conf, read when it exists.
+    public var preferencesFile: String
+
+    /// The system instance: /var/spool, /var/lib, /run and /etc.
+    public static let system = InstanceDefaults(
+        inbox: "/var/spool/inboxd/Inbox", state: "/var/lib/inboxd", runtime: "/run/inboxd",
+        handlers: AgentSettings.systemHandlerDirectories,
+        configFile: "/etc/inboxd/inboxd.conf", preferencesFile: "/etc/inboxd/defaults.conf")
+
+    /// A user instance: `$XDG_DATA_HOME/inboxd/Inbox`, `$XDG_STATE_HOME/inboxd`, `$XDG_RUNTIME_DIR/inboxd` (or
+    /// `$XDG_STATE_HOME/inboxd/run` where the session has no runtime directory), and `$XDG_CONFIG_HOME/inboxd/` for
+    /// inboxd.conf, defaults.conf and handlers.d, ahead of the system's handlers.d (registrations that packages
+    /// install are there for users too). A variable that is unset or not an absolute path counts as unset, as the
+    /// XDG Base Directory specification says; its default is under `$HOME`.
+    public static func user(environment: [String: String]) -> InstanceDefaults {
+        func base(_ variable: String, _ fallback: String) -> String {
+            environment[variable].flatMap { $0.hasPrefix("/") ? $0 : nil } ?? (environment["HOME"] ?? "/") + fallback
         }
-        let home = environment["HOME"] ?? "/"
-        let data = environment["XDG_DATA_HOME"].flatMap { $0.hasPrefix("/") ? $0 : nil } ?? home + "/.local/share"
-        let state = environment["XDG_STATE_HOME"].flatMap { $0.hasPrefix("/") ? $0 : nil } ?? home + "/.local/state"
-        let config = environment["XDG_CONFIG_HOME"].flatMap { $0.hasPrefix("/") ? $0 : nil } ?? home + "/.config"
+        let data = base("XDG_DATA_HOME", "/.local/share"), state = base("XDG_STATE_HOME", "/.local/state")
+        let config = base("XDG_CONFIG_HOME", "/.config") + "/inboxd"
         let runtime = environment["XDG_RUNTIME_DIR"].flatMap { $0.hasPrefix("/") ? $0 + "/inboxd" : nil }
             ?? state + "/inboxd/run"
-        return (data + "/inboxd/Inbox", state + "/inboxd", runtime, [config + "/inboxd/handlers.d"] + systemHandlerDirectories)
+        return InstanceDefaults(
+            inbox: data + "/inboxd/Inbox", state: state + "/inboxd", runtime: runtime,
+            handlers: [config + "/handlers.d"] + AgentSettings.systemHandlerDirectories,
+            configFile: config + "/inboxd.conf", preferencesFile: config + "/defaults.conf")
     }
 }

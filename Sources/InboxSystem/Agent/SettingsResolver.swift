@@ -19,11 +19,6 @@ public struct SettingsOverrides: Sendable {
 
 /// Combines flags, inboxd.conf and the built-in defaults: flags override the file, which overrides the defaults.
 public enum SettingsResolver {
-    /// Where inboxd.conf is looked for when no --config is given (used only when it exists).
-    public static let defaultConfigPath = "/etc/inboxd/inboxd.conf"
-    /// Where defaults.conf is looked for when no --defaults is given.
-    public static let defaultPreferencesPath = "/etc/inboxd/defaults.conf"
-
     /// The settings, or why there are none (an unreadable file, or errors in it); `diagnostics` holds every
     /// problem found in inboxd.conf, warnings included, for the caller to print.
     public static func resolve(_ overrides: SettingsOverrides, environment: [String: String] = CurrentProcess.environmentVariables,
@@ -31,7 +26,9 @@ public enum SettingsResolver {
         -> (settings: Result<AgentSettings, ResolveError>, diagnostics: [Diagnostic]) {
         var config = AgentConfiguration()
         var diagnostics: [Diagnostic] = []
-        let configPath = overrides.config ?? defaultConfigPath
+        // The instance's own inboxd.conf when no --config is given (a user's agent never reads /etc/inboxd's).
+        let defaults = AgentSettings.defaults(environment: environment, isRoot: isRoot)
+        let configPath = overrides.config ?? defaults.configFile
         if overrides.config != nil || FileSystem.accessError(configPath) == nil {
             switch readBounded(configPath, limit: ConfigurationParser.maximumSize) {
             case .success(let bytes):
@@ -46,7 +43,6 @@ public enum SettingsResolver {
                 return (.failure(ResolveError("\(configPath): \(error)", invalid: false)), diagnostics)
             }
         }
-        let defaults = AgentSettings.defaults(environment: environment, isRoot: isRoot)
         let inboxes = !overrides.inboxes.isEmpty ? overrides.inboxes
             : (!config.inboxes.isEmpty ? config.inboxes : [defaults.inbox])
         let handlers = !overrides.handlers.isEmpty ? overrides.handlers
@@ -58,7 +54,7 @@ public enum SettingsResolver {
             inboxes: inboxes, handlerDirectories: handlers,
             stateDirectory: overrides.state ?? config.stateDirectory ?? defaults.state,
             runtimeDirectory: overrides.runtimeDirectory ?? defaults.runtime,
-            defaultsFile: overrides.defaults ?? defaultPreferencesPath,
+            defaultsFile: overrides.defaults ?? defaults.preferencesFile,
             maxConcurrent: overrides.maxConcurrent ?? config.maxConcurrent ?? 2 * CurrentProcess.onlineProcessors,
             retryPolicy: policy,
             defaultTimeout: config.defaultTimeoutDisabled ? nil : config.defaultTimeout ?? .seconds(300),
