@@ -418,7 +418,8 @@ check_purge() {
         echo "    dpkg still knows inboxd after purge"
         ok=1
     }
-    for path in $conffiles /var/lib/inboxd /etc/systemd/system/multi-user.target.wants/inboxd.service; do
+    for path in $conffiles /var/lib/inboxd /var/spool/inboxd /run/inboxd \
+        /etc/systemd/system/multi-user.target.wants/inboxd.service; do
         ! inside test -e "$path" || {
             echo "    $path is still there after purge"
             ok=1
@@ -432,7 +433,13 @@ check_purge() {
         echo "    the administrator's registrations are gone: '$left'"
         ok=1
     }
-    echo "    conffiles removed: $(paste -sd' ' <<<"$conffiles"); kept: /etc/inboxd/handlers.d ($left)"
+    # The group stays, as Debian keeps system users and groups: files elsewhere may be its.
+    inside getent group inboxd >/dev/null || {
+        echo "    the inboxd group is gone"
+        ok=1
+    }
+    echo "    removed: $(paste -sd' ' <<<"$conffiles") /var/lib/inboxd /var/spool/inboxd;" \
+        "kept: the inboxd group, /etc/inboxd/handlers.d ($left)"
     return "$ok"
 }
 
@@ -450,5 +457,5 @@ run_checks() {
     check "journalctl -x explains a failed delivery (catalog)" check_failure_catalog || true
     check "user unit: systemctl --user for a lingering user" check_user_instance || true
     check "dpkg --remove: stopped, gone, configuration and state kept" check_remove || true
-    check "dpkg --purge: configuration and state gone" check_purge || true
+    check "dpkg --purge: configuration, state and spool gone" check_purge || true
 }
