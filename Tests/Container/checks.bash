@@ -4,6 +4,7 @@
 # starts from what the one before left (the agent running, unless it says otherwise).
 # shellcheck shell=bash
 # shellcheck disable=SC2154 # share, max_exposure_tenths, ... come from scripts/container-tests
+# shellcheck disable=SC2016 # $... in single quotes is for the container's sh or dpkg-query
 
 spool=/var/spool/inboxd/Inbox
 failed_id=3b0a2c9d6e1f4a7b8c5d2e0f1a3b4c55
@@ -78,10 +79,10 @@ check_install() {
         return 1
     }
     status=$(inside systemctl status --no-pager --lines=0 inboxd.service)
-    grep -q 'Active: active (running)' <<<"$status" && grep -q 'Status: "Watching 1 inbox' <<<"$status" || {
+    if ! grep -q 'Active: active (running)' <<<"$status" || ! grep -q 'Status: "Watching 1 inbox' <<<"$status"; then
         printf '%s\n' "$status"
         return 1
-    }
+    fi
     grep -E 'Active:|Status:' <<<"$status" | sed 's/^ */    /'
 }
 
