@@ -65,6 +65,16 @@ public struct InstanceDefaults: Sendable, Equatable {
     /// defaults.conf, read when it exists.
     public var preferencesFile: String
 
+    public init(inbox: String, state: String, runtime: String, handlers: [String], configFile: String,
+                preferencesFile: String) {
+        self.inbox = inbox
+        self.state = state
+        self.runtime = runtime
+        self.handlers = handlers
+        self.configFile = configFile
+        self.preferencesFile = preferencesFile
+    }
+
     /// The system instance: /var/spool, /var/lib, /run and /etc.
     public static let system = InstanceDefaults(
         inbox: "/var/spool/inboxd/Inbox", state: "/var/lib/inboxd", runtime: "/run/inboxd",
