@@ -1,0 +1,464 @@
+# The checks of the container tier, sourced by scripts/container-tests once the container
+# is up; each is a function that prints what it saw when it fails, and returns non-zero.
+# They run in order in one container: the package is installed once, and each check
+# starts from what the one before left (the agent running, unless it says otherwise).
+# shellcheck shell=bash
+# shellcheck disable=SC2154 # share, max_exposure_tenths, ... come from scripts/container-tests
+# shellcheck disable=SC2016 # $... in single quotes is for the container's sh or dpkg-query
+
+spool=/var/spool/inboxd/Inbox
+failed_id=3b0a2c9d6e1f4a7b8c5d2e0f1a3b4c55
+loaded_id=3b0a2c9d6e1f4a7b8c5d2e0f1a3b4c5a
+
+# send USER FILE [INBOX]: an ordinary user copies FILE (made by scripts/container-tests in
+# /srv/inboxd-tests/files) to their home and sends it with inboxctl, as the README says: to
+# the shared drop Inbox, or to INBOX.
+send() {
+    local user=$1 file=$2 inbox=${3:-$spool}
+    as "$user" sh -c 'cd && cp "/srv/inboxd-tests/files/$1" . && inboxctl send --inbox "$2" --source-app com.example.mail "$1"' \
+        sh "$file" "$inbox"
+}
+
+# journalctl applies --after-cursor wrongly together with field matches (systemd 252 skips
+# the first matching entry when the cursor's own entry does not match), so the matching
+# is done here: entries CURSOR [JOURNALCTL-ARGS] [-- FIELD=VALUE...] prints, in export
+# format, the entries since CURSOR that have every FIELD=VALUE.
+entries() {
+    local after=$1 args=()
+    shift
+    while (($# > 0)) && [[ $1 != -- ]]; do
+        args+=("$1")
+        shift
+    done
+    (($# == 0)) || shift
+    inside journalctl --quiet --after-cursor="$after" "${args[@]}" --output=export |
+        awk -v want="$(printf '%s\n' "$@")" '
+            BEGIN { RS = ""; FS = "\n"; n = split(want, fields, "\n") }
+            {
+                for (i = 1; i <= n; i++) {
+                    if (fields[i] == "") continue
+                    found = 0
+                    for (j = 1; j <= NF; j++) if ($j == fields[i]) { found = 1; break }
+                    if (!found) next
+                }
+                print $0 "\n"
+            }'
+}
+# entry CURSOR FIELD=VALUE...: the unit logged such an entry since CURSOR.
+entry() {
+    local after=$1
+    shift
+    [[ -n $(entries "$after" --unit=inboxd.service -- "$@") ]]
+}
+restarted_since() { (($(prop NRestarts) > $1)); }
+# last_loaded CURSOR: the last registrations-loaded entry since CURSOR, as FIELD=VALUE lines.
+last_loaded() {
+    entries "$1" --unit=inboxd.service -- MESSAGE_ID="$loaded_id" |
+        awk 'BEGIN { RS = "" } { entry = $0 } END { print entry }'
+}
+# loaded CURSOR IDENTIFIER...: the last load since CURSOR has every IDENTIFIER.
+loaded() {
+    local handlers identifier
+    handlers=" $(last_loaded "$1" | sed -n 's/^INBOX_HANDLERS=//p') "
+    shift
+    for identifier in "$@"; do
+        [[ $handlers == *" $identifier "* ]] || return 1
+    done
+}
+
+check_install() {
+    inside dpkg --install /srv/inboxd-tests/inboxd.deb >/dev/null || return 1
+    wait_for 60 "inboxd.service active (running) with the agent's STATUS=" running || {
+        inside systemctl status --no-pager --lines=20 inboxd.service
+        return 1
+    }
+    local enabled status
+    enabled=$(inside systemctl is-enabled inboxd.service || true)
+    [[ $enabled == enabled ]] || {
+        echo "    systemctl is-enabled: $enabled"
+        return 1
+    }
+    status=$(inside systemctl status --no-pager --lines=0 inboxd.service)
+    if ! grep -q 'Active: active (running)' <<<"$status" || ! grep -q 'Status: "Watching 1 inbox' <<<"$status"; then
+        printf '%s\n' "$status"
+        return 1
+    fi
+    grep -E 'Active:|Status:' <<<"$status" | sed 's/^ */    /'
+}
+
+# What the unit's sandbox did to the running agent, read from the kernel: no_new_privs,
+# a seccomp filter, a read-only /usr and /etc in its mount namespace, the bounding set;
+# and the agent's own word that it sandboxes handlers with Landlock (which needs the
+# unit's SystemCallFilter= to let landlock_* through).
+check_agent_sandbox() {
+    local pid proc mounts landlock ok=0
+    pid=$(prop MainPID)
+    proc=$(inside cat "/proc/$pid/status")
+    grep -qx $'NoNewPrivs:\t1' <<<"$proc" || {
+        echo "    NoNewPrivs is not 1"
+        ok=1
+    }
+    grep -qx $'Seccomp:\t2' <<<"$proc" || {
+        echo "    no seccomp filter (Seccomp: $(sed -n 's/^Seccomp:\t//p' <<<"$proc"))"
+        ok=1
+    }
+    mounts=$(inside findmnt --task "$pid" --list --noheadings --output TARGET,OPTIONS)
+    local target
+    for target in /usr /etc /boot /var/spool/inboxd /var/lib/inboxd; do
+        local options
+        options=$(awk -v t="$target" '$1 == t { o = $2 } END { print o }' <<<"$mounts")
+        [[ -n $options ]] || options=$(awk '$1 == "/" { o = $2 } END { print o }' <<<"$mounts")
+        case $target in
+            /var/spool/inboxd | /var/lib/inboxd) want=rw ;;
+            *) want=ro ;;
+        esac
+        if [[ ,$options, != *,"$want",* ]]; then
+            echo "    $target is not $want for the agent (options $options)"
+            ok=1
+        fi
+    done
+    landlock=$(inside journalctl --quiet --no-pager --unit=inboxd.service --output=cat \
+        --grep='Handlers are sandboxed with Landlock ABI' | tail -n 1)
+    if [[ -n $landlock ]]; then
+        echo "    $landlock"
+    else
+        echo "    the agent did not say that it sandboxes handlers with Landlock"
+        ok=1
+    fi
+    [[ $(prop StatusText) != *"no Landlock"* ]] || {
+        echo "    STATUS= says no Landlock"
+        ok=1
+    }
+    return "$ok"
+}
+
+check_security() {
+    local out score tenths
+    out=$(inside systemd-analyze security --no-pager inboxd.service)
+    score=$(sed -n 's/.*Overall exposure level for inboxd.service: \([0-9.]*\).*/\1/p' <<<"$out")
+    [[ -n $score ]] || {
+        printf '%s\n' "$out" | tail -n 5
+        return 1
+    }
+    tenths=${score/./}
+    tenths=$((10#$tenths))
+    echo "    exposure $score (at most $((max_exposure_tenths / 10)).$((max_exposure_tenths % 10))); what is left:"
+    # The lines that still count against the unit (✗), without the header and the total.
+    grep '✗' <<<"$out" | sed 's/^/    /' | cut -c1-110
+    ((tenths <= max_exposure_tenths))
+}
+
+# Registrations for the checks: two of the packaged examples, linked into /etc as the
+# package's docs say, and the test handlers of Tests/Container.
+check_registrations() {
+    local examples
+    inside install -d -m 0755 /usr/local/libexec/inboxd-tests
+    local program
+    for program in probe slow failing; do
+        inside install -m 0755 "/srv/inboxd-tests/bin/$program" /usr/local/libexec/inboxd-tests/ || return 1
+    done
+    examples=$(inside dpkg --listfiles inboxd | grep -E '/examples/handlers\.d/[^/]+\.(handler|plist)$') || {
+        echo "    the package ships no example registrations"
+        return 1
+    }
+    local after
+    after=$(cursor)
+    # In one command, as an administrator would (README, Installation): handlers.d is
+    # watched, and the agent loads them by itself.
+    # shellcheck disable=SC2086 # one path a word
+    inside sh -c 'ln -sf "$@" /etc/inboxd/handlers.d/ && cp /srv/inboxd-tests/handlers.d/*.handler /etc/inboxd/handlers.d/' \
+        sh $examples || return 1
+    wait_for 30 "the agent to load the new registrations" loaded "$after" com.example.image-viewer \
+        com.example.profile-viewer com.example.profile-editor test.inboxd.probe test.inboxd.slow \
+        test.inboxd.failing || {
+        last_loaded "$after" | grep -E '^(MESSAGE|INBOX_HANDLERS|INBOX_REJECTED)='
+        unit_log "$after" --output=cat
+        # Seen once: the agent removes and adds its handlers.d watch on every reload, and
+        # events still queued under the old watch are dropped.
+        echo "    (a change made while the agent was reloading is not noticed until the next one)"
+        return 1
+    }
+    last_loaded "$after" | grep -E '^(MESSAGE|INBOX_HANDLERS|INBOX_REJECTED)=' | sed 's/^/    /'
+    ! grep -q '^INBOX_REJECTED=' <<<"$(last_loaded "$after")"
+}
+
+check_user_drop() {
+    local after uid
+    after=$(cursor)
+    inside useradd --create-home sender
+    uid=$(inside id -u sender)
+    send sender rgb.png >/dev/null || return 1
+    wait_for 30 "the image viewer's line" logged "$after" \
+        'rgb.png: public.png from com.example.mail, 73 bytes, 3x2' || return 1
+    wait_for 30 "the finished entry" entry "$after" INBOX_EVENT=finished \
+        INBOX_HANDLER=com.example.image-viewer INBOX_SOURCE_UID="$uid" || return 1
+    unit_log "$after" --output=cat --grep='rgb.png' | sed 's/^/    /'
+    # The profile viewer keeps its copy in Documents: a write the sandbox allows.
+    send sender alice.customprofile >/dev/null || return 1
+    wait_for 30 "the profile kept in Documents" inside test -f \
+        /var/lib/inboxd/containers/com.example.profile-viewer/Documents/alice.customprofile || return 1
+    [[ -z $(inside find "$spool" -mindepth 1) ]] || {
+        echo "    left in the drop Inbox: $(inside find "$spool" -mindepth 1)"
+        return 1
+    }
+}
+
+# A root handler under the unit: ProtectSystem=strict makes /usr and /etc read-only, and
+# Landlock, applied by the agent, keeps it from the spool and state that the agent itself
+# may write; its Documents are its own.
+check_handler_sandbox() {
+    local after out ok=0
+    after=$(cursor)
+    send sender check.probe >/dev/null || return 1
+    wait_for 30 "the probe's report" logged "$after" 'probe uid:' || return 1
+    out=$(unit_log "$after" --output=cat --grep='^probe ')
+    printf '%s\n' "$out" | sed 's/^/    /'
+    local want
+    while IFS= read -r want; do
+        grep -qxF "$want" <<<"$out" || {
+            echo "    expected: $want"
+            ok=1
+        }
+    done <<'EXPECTED'
+probe etc: denied (Read-only file system)
+probe usr: denied (Read-only file system)
+probe spool: denied (Permission denied)
+probe state: denied (Permission denied)
+probe documents: written
+probe inbox-copy: denied (Permission denied)
+probe read: allowed
+probe uid: 0
+EXPECTED
+    return "$ok"
+}
+
+check_reload() {
+    local pid restarts after
+    pid=$(prop MainPID)
+    restarts=$(prop NRestarts)
+    after=$(cursor)
+    inside systemctl reload inboxd.service || return 1
+    # systemd 252 does not wait for READY=1 after a reload of a Type=notify unit: wait for
+    # the agent's own entry and its STATUS= instead.
+    wait_for 30 "the reload's registrations-loaded entry" entry "$after" MESSAGE_ID="$loaded_id" || return 1
+    wait_for 30 "active (running) with STATUS=" running || return 1
+    [[ $(prop MainPID) == "$pid" && $(prop NRestarts) == "$restarts" ]] || {
+        echo "    the agent was restarted instead of reloaded (pid $pid -> $(prop MainPID))"
+        return 1
+    }
+    unit_log "$after" --output=cat | sed 's/^/    /'
+}
+
+check_restart_after_kill() {
+    local pid restarts after
+    pid=$(prop MainPID)
+    restarts=$(prop NRestarts)
+    after=$(cursor)
+    inside systemctl kill --kill-who=main --signal=SIGKILL inboxd.service || return 1
+    wait_for 60 "a restart after SIGKILL" restarted_since "$restarts" || return 1
+    wait_for 60 "active (running) again" running || return 1
+    [[ $(prop MainPID) != "$pid" ]] || return 1
+    logged "$after" 'Main process exited, code=killed, status=9/KILL' || {
+        unit_log "$after" --output=cat
+        return 1
+    }
+    unit_log "$after" --output=cat --grep='Main process exited|Scheduled restart|Started' | sed 's/^/    /'
+}
+
+check_watchdog() {
+    local pid restarts after
+    pid=$(prop MainPID)
+    restarts=$(prop NRestarts)
+    after=$(cursor)
+    # A stalled agent: stopped, it sends no WATCHDOG=1 (WatchdogSec=30s in the unit).
+    inside kill -STOP "$pid"
+    wait_for 120 "the watchdog to restart the agent" restarted_since "$restarts" || return 1
+    wait_for 60 "active (running) again" running || return 1
+    logged "$after" 'Watchdog timeout' || {
+        unit_log "$after" --output=cat
+        return 1
+    }
+    unit_log "$after" --output=cat --grep='Watchdog|Scheduled restart' | sed 's/^/    /'
+}
+
+# systemctl stop while a handler runs: the agent stops intake, lets it finish, and exits;
+# the delivery is finished, not cut short.
+check_stop_drains() {
+    local after status
+    after=$(cursor)
+    send sender work.slow >/dev/null || return 1
+    wait_for 30 "the slow handler to start" logged "$after" 'slow: started on work.slow' || return 1
+    inside systemctl stop inboxd.service || return 1
+    status=$(prop ActiveState)/$(prop Result)
+    [[ $status == inactive/success ]] || {
+        echo "    after stop: $status"
+        return 1
+    }
+    logged "$after" 'slow: finished work.slow' || {
+        unit_log "$after" --output=cat
+        return 1
+    }
+    entry "$after" INBOX_EVENT=finished INBOX_HANDLER=test.inboxd.slow INBOX_EXIT_STATUS=0 || {
+        echo "    no finished entry for the slow handler"
+        return 1
+    }
+    unit_log "$after" --output=cat | grep -Ev '^probe ' | sed 's/^/    /'
+    inside systemctl start inboxd.service || return 1
+    wait_for 60 "active (running) after the start" running
+}
+
+check_failure_catalog() {
+    local after explained
+    # One attempt, so the failure is final at once (an administrator's change to the
+    # conffile, then a restart).
+    inside sh -c 'printf "\n[Agent]\nMaxAttempts=1\n" >>/etc/inboxd/inboxd.conf' || return 1
+    inside systemctl restart inboxd.service || return 1
+    wait_for 60 "active (running) after the restart" running || return 1
+    after=$(cursor)
+    send sender broken.fail >/dev/null || return 1
+    wait_for 30 "the failed entry" entry "$after" MESSAGE_ID="$failed_id" || return 1
+    # Without --after-cursor (see entries): this file name is failed once in this container.
+    explained=$(inside journalctl --quiet --no-pager --catalog --unit=inboxd.service MESSAGE_ID="$failed_id" \
+        INBOX_HANDLER=test.inboxd.failing)
+    printf '%s\n' "$explained" | sed 's/^/    /'
+    # The catalog's lines follow the entry, each behind "░░ " (systemd 252; "-- " before).
+    grep -Eq '^(░░|--) Subject: test\.inboxd\.failing failed to handle [^ ]*broken\.fail$' <<<"$explained" &&
+        grep -Eq '^(░░|--) Defined-By: inboxd$' <<<"$explained" &&
+        grep -q 'the delivery will not be retried any more' <<<"$explained" || return 1
+    [[ $(inside ls /var/lib/inboxd/failed/) == *broken.fail* ]] || {
+        echo "    broken.fail is not in /var/lib/inboxd/failed/"
+        return 1
+    }
+}
+
+# The user unit, in the user manager that logind starts for a lingering user.
+user_running() { [[ $(user_prop SubState) == running && $(user_prop StatusText) == Watching* ]]; }
+user_log() { # user_log UID CURSOR: MESSAGE= of what the user's agent and its handlers logged
+    entries "$2" -- _SYSTEMD_USER_UNIT=inboxd.service _UID="$1" | sed -n 's/^MESSAGE=//p'
+}
+user_handled() { [[ $(user_log "$1" "$2") == *'rgb.png: public.png from com.example.mail, 73 bytes, 3x2'* ]]; }
+check_user_instance() {
+    local status=0
+    user_instance || status=$?
+    # Whatever happened: removing the package must not find a user's agent running.
+    as lingerer systemctl --user stop inboxd.service || status=1
+    return "$status"
+}
+user_instance() {
+    local uid after inbox
+    inside useradd --create-home lingerer
+    uid=$(inside id -u lingerer)
+    inside loginctl enable-linger lingerer || return 1
+    wait_for 60 "user@$uid.service" inside systemctl is-active "user@$uid.service" || return 1
+    # The user's own registrations: the example image viewer, linked as the admin did.
+    as lingerer sh -c 'mkdir -p ~/.config/inboxd/handlers.d &&
+        ln -s /usr/lib/inboxd/examples/handlers.d/com.example.image-viewer.handler ~/.config/inboxd/handlers.d/' ||
+        return 1
+    as lingerer systemctl --user start inboxd.service || {
+        as lingerer systemctl --user status --no-pager inboxd.service
+        return 1
+    }
+    wait_for 60 "the user's agent active (running) with STATUS=" user_running || {
+        as lingerer systemctl --user status --no-pager inboxd.service
+        return 1
+    }
+    as lingerer systemctl --user status --no-pager --lines=0 inboxd.service | grep -E 'Active:|Status:' |
+        sed 's/^ */    /'
+    inbox=$(as lingerer sh -c 'echo "${XDG_DATA_HOME:-$HOME/.local/share}/inboxd/Inbox"')
+    after=$(cursor)
+    send lingerer rgb.png "$inbox" >/dev/null || return 1
+    wait_for 30 "the user's handler" user_handled "$uid" "$after" || {
+        user_log "$uid" "$after"
+        return 1
+    }
+    user_log "$uid" "$after" | grep rgb.png | sed 's/^/    /'
+    [[ -z $(inside find "$inbox" -mindepth 1) ]] || {
+        echo "    left in the user's Inbox: $(inside find "$inbox" -mindepth 1)"
+        return 1
+    }
+}
+
+check_remove() {
+    inside dpkg --remove inboxd >/dev/null || return 1
+    local ok=0 state
+    state=$(inside dpkg-query --show --showformat='${db:Status-Status}' inboxd)
+    [[ $state == config-files ]] || {
+        echo "    dpkg status after remove: $state"
+        ok=1
+    }
+    [[ $(inside systemctl is-active inboxd.service || true) != active ]] || {
+        echo "    inboxd.service is still active"
+        ok=1
+    }
+    if inside pgrep --exact inboxd >/dev/null; then
+        echo "    an inboxd process is still running"
+        ok=1
+    fi
+    local path
+    for path in /usr/sbin/inboxd /usr/bin/inboxctl /usr/lib/systemd/system/inboxd.service; do
+        ! inside test -e "$path" || {
+            echo "    $path is still there"
+            ok=1
+        }
+    done
+    # Kept until purge: the configuration and the state (queued and failed files).
+    for path in /etc/inboxd/inboxd.conf /var/lib/inboxd/failed; do
+        inside test -e "$path" || {
+            echo "    $path is gone after remove"
+            ok=1
+        }
+    done
+    return "$ok"
+}
+
+check_purge() {
+    local conffiles ok=0 path
+    conffiles=$(inside dpkg-query --show --showformat='${Conffiles}\n' inboxd | awk 'NF { print $1 }')
+    inside dpkg --purge inboxd >/dev/null || return 1
+    local state
+    state=$(inside dpkg-query --show --showformat='${db:Status-Status}' inboxd 2>/dev/null || true)
+    [[ -z $state || $state == not-installed ]] || {
+        echo "    dpkg still knows inboxd after purge"
+        ok=1
+    }
+    for path in $conffiles /var/lib/inboxd /var/spool/inboxd /run/inboxd \
+        /etc/systemd/system/multi-user.target.wants/inboxd.service; do
+        ! inside test -e "$path" || {
+            echo "    $path is still there after purge"
+            ok=1
+        }
+    done
+    # dpkg never removes what it does not own: the registrations the administrator added
+    # to /etc/inboxd/handlers.d stay, and so does that directory.
+    local left
+    left=$(inside ls /etc/inboxd/handlers.d 2>/dev/null | paste -sd' ')
+    [[ $left == *test.inboxd.probe.handler* ]] || {
+        echo "    the administrator's registrations are gone: '$left'"
+        ok=1
+    }
+    # The group stays, as Debian keeps system users and groups: files elsewhere may be its.
+    inside getent group inboxd >/dev/null || {
+        echo "    the inboxd group is gone"
+        ok=1
+    }
+    echo "    removed: $(paste -sd' ' <<<"$conffiles") /var/lib/inboxd /var/spool/inboxd;" \
+        "kept: the inboxd group, /etc/inboxd/handlers.d ($left)"
+    return "$ok"
+}
+
+run_checks() {
+    check "install: dpkg -i starts inboxd, active (running), STATUS=" check_install || return 0
+    check "the unit's sandbox holds the running agent" check_agent_sandbox || true
+    check "systemd-analyze security inboxd, live" check_security || true
+    check "registrations: packaged examples linked, test handlers" check_registrations || return 0
+    check "a file an ordinary user drops reaches the example handlers" check_user_drop || true
+    check "a root handler is confined by the unit and by Landlock" check_handler_sandbox || true
+    check "systemctl reload: re-read in place, running again" check_reload || true
+    check "Restart=on-failure: SIGKILL, restarted" check_restart_after_kill || true
+    check "watchdog: a stopped (SIGSTOP) agent is restarted" check_watchdog || true
+    check "systemctl stop drains: the running handler finishes" check_stop_drains || true
+    check "journalctl -x explains a failed delivery (catalog)" check_failure_catalog || true
+    check "user unit: systemctl --user for a lingering user" check_user_instance || true
+    check "dpkg --remove: stopped, gone, configuration and state kept" check_remove || true
+    check "dpkg --purge: configuration, state and spool gone" check_purge || true
+}
