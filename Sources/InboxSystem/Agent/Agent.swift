@@ -80,6 +80,7 @@ public final class Agent {
             self.launchers.resident.stopAll()
             self.loop.exit(code: self.exitCode)
         }
+        launchers.resident.changed = { [unowned self] in self.status.updateSoon() }
         sniffer?.lost = { [unowned self] in
             self.exitCode = EXIT_FAILURE
             self.beginDraining(reason: "no content sniffer")

@@ -32,6 +32,8 @@ final class ResidentLauncher: Launcher {
     /// started attempt only when `start` returns).
     private var deferred: [(ResidentAttempt, DeliveryOutcome)] = []
     private var deferSource: EventSource?
+    /// An instance started or ended: what the status shows changed.
+    var changed: () -> Void = {}
 
     init(loop: EventLoop, logger: Logger, processes: ProcessLauncher) {
         self.loop = loop
@@ -140,6 +142,7 @@ final class ResidentLauncher: Launcher {
         instance.answered = { [unowned self] instance, attempt, answer in self.answered(instance, attempt, answer) }
         instance.becameIdle = { [unowned self] instance in self.idle(instance) }
         handler.instances.append(instance)
+        changed()
         logger.log(.info, "Started \(registration.identifier) (pid \(process.pid)) for its deliveries",
                    event: .instanceStarted,
                    fields: ["INBOX_HANDLER": registration.identifier, "INBOX_PID": String(process.pid),
@@ -194,6 +197,7 @@ final class ResidentLauncher: Launcher {
             }
         }
         for attempt in unanswered { attempt.finish(outcome) }
+        changed()
         if let handler {
             if handler.instances.isEmpty && handler.pending.isEmpty && handler.restartTimer == nil,
                let identifier = handlers.first(where: { $0.value === handler })?.key {
