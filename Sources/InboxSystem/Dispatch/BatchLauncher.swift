@@ -1,11 +1,13 @@
 import Glibc
 import InboxCore
 
-/// Starts one process for many files when `Exec=` takes a list (`%F`, `%U`): the deliveries the dispatcher starts in
-/// one turn of the event loop form a batch of up to `BatchSize=`, started at the end of that turn, or once
-/// `BatchWindowSec=` has passed since the first one when the registration asks to wait for more. Exit 0: every file is
-/// done. Any other end: every file goes again on its own (`DeliveryOutcome.batchFailed`), so one bad file cannot fail
-/// the others. A delivery whose batch failed (`Delivery.alone`), or a batch of one, is an ordinary launch.
+/// Starts one process for many files when `Exec=` takes a list (`%F`, `%U`). The deliveries of a handler wait
+/// together; at the end of the loop's turn (once the dispatcher has started what it can), or once `BatchWindowSec=`
+/// has passed since the first of them when the registration asks to wait for more, up to `BatchSize=` of them go to one
+/// process, while fewer than the handler's process limit (`MaxConcurrent=`, else the agent's) run; the rest wait for
+/// one to end, and so form larger batches under load. Exit 0: every file is done. Any other end: every file goes
+/// again on its own (`DeliveryOutcome.batchFailed`), so that one bad file cannot fail the others. A delivery whose batch
+/// failed (`Delivery.alone`) is an ordinary launch, and so is a batch of one.
 final class BatchLauncher {
     /// One file of a batch, as the dispatcher knows it.
     final class Attempt: LaunchedAttempt {
@@ -29,12 +31,14 @@ final class BatchLauncher {
         }
     }
 
-    /// Files of one handler gathering into a batch.
-    private final class Forming {
-        let registration: HandlerRegistration
-        let container: Container
-        var attempts: [Attempt] = []
-        var timer: EventSource?
+    /// One handler's files waiting for a process, and its processes.
+    private final class Handler {
+        var registration: HandlerRegistration
+        var container: Container
+        var waiting: [Attempt] = []
+        var running = 0
+        /// Set while the first waiting file's BatchWindowSec= runs.
+        var window: EventSource?
 
         init(registration: HandlerRegistration, container: Container) {
             self.registration = registration
@@ -44,106 +48,105 @@ final class BatchLauncher {
 
     private let loop: EventLoop
     private let processes: ProcessLauncher
-    /// The batch each handler is gathering, and full ones waiting for the end of the turn.
-    private var forming: [String: Forming] = [:]
-    private var full: [Forming] = []
+    private let maxProcesses: Int
+    private var handlers: [String: Handler] = [:]
+    private var due: Set<String> = []
     private var flushSource: EventSource?
     private var ending: [(Attempt, DeliveryOutcome)] = []
     private var endingSource: EventSource?
 
-    init(loop: EventLoop, processes: ProcessLauncher) {
+    /// `maxProcesses`: the agent's limit, for handlers without MaxConcurrent=.
+    init(loop: EventLoop, processes: ProcessLauncher, maxProcesses: Int) {
         self.loop = loop
         self.processes = processes
+        self.maxProcesses = maxProcesses
     }
 
     func start(_ delivery: Delivery, registration: HandlerRegistration, container: Container,
                ended: @escaping (DeliveryOutcome) -> Void) -> LaunchStart {
-        let batch: Forming
-        if let current = forming[delivery.handler], current.registration == registration {
-            batch = current
-        } else {
-            if let earlier = forming[delivery.handler] { full.append(earlier) }
-            batch = Forming(registration: registration, container: container)
-            forming[delivery.handler] = batch
-            if registration.batchWindow > .zero {
-                batch.timer = try? loop.addTimer(after: registration.batchWindow, accuracy: .milliseconds(5)) {
-                    [unowned self, unowned batch] in self.windowPassed(batch)
-                }
-            }
-        }
+        let handler = handlers[delivery.handler] ?? Handler(registration: registration, container: container)
+        handlers[delivery.handler] = handler
+        handler.registration = registration
+        handler.container = container
         let attempt = Attempt(delivery: delivery, ended: ended)
-        batch.attempts.append(attempt)
-        if batch.attempts.count >= registration.batchSize || batch.timer == nil {
-            if batch.attempts.count >= registration.batchSize {
-                forming[delivery.handler] = nil
-                full.append(batch)
+        handler.waiting.append(attempt)
+        if handler.waiting.count == 1 && registration.batchWindow > .zero && handler.window == nil {
+            handler.window = try? loop.addTimer(after: registration.batchWindow, accuracy: .milliseconds(5)) {
+                [unowned self, unowned handler] in
+                handler.window = nil
+                self.launchWaiting(delivery.handler)
             }
-            scheduleFlush()
         }
+        if handler.window == nil || handler.waiting.count >= registration.batchSize { scheduleFlush(delivery.handler) }
         return .started(attempt)
     }
 
-    private func windowPassed(_ batch: Forming) {
-        batch.timer = nil
-        if let handler = batch.attempts.first?.delivery.handler, forming[handler] === batch { forming[handler] = nil }
-        launch(batch)
-    }
-
     /// At the end of this turn of the loop, after the dispatcher has started all it can.
-    private func scheduleFlush() {
+    private func scheduleFlush(_ handler: String) {
+        due.insert(handler)
         guard flushSource == nil else { return }
         flushSource = try? loop.addDefer { [unowned self] in
             self.flushSource = nil
-            let ready = self.full + self.forming.values.filter { $0.timer == nil }
-            self.full.removeAll()
-            for batch in ready {
-                if let handler = batch.attempts.first?.delivery.handler, self.forming[handler] === batch {
-                    self.forming[handler] = nil
-                }
-                self.launch(batch)
-            }
+            let handlers = self.due
+            self.due.removeAll()
+            for handler in handlers { self.launchWaiting(handler) }
         }
     }
 
-    private func launch(_ batch: Forming) {
-        let attempts = batch.attempts.filter { !$0.isFinished }
-        guard !attempts.isEmpty else { return }
-        let started = processes.startBatch(attempts.map(\.delivery), registration: batch.registration,
-                                           container: batch.container) { status in
+    /// Starts batches of the waiting files while the handler has a process slot: full ones whatever the window, the
+    /// rest once its window has passed.
+    private func launchWaiting(_ identifier: String) {
+        guard let handler = handlers[identifier] else { return }
+        let size = handler.registration.batchSize
+        let limit = handler.registration.maxConcurrent ?? maxProcesses
+        handler.waiting.removeAll { $0.isFinished }
+        while handler.running < limit && !handler.waiting.isEmpty
+                && (handler.window == nil || handler.waiting.count >= size) {
+            let batch = Array(handler.waiting.prefix(size))
+            handler.waiting.removeFirst(batch.count)
+            launch(batch, of: handler, identifier: identifier)
+        }
+        if handler.waiting.isEmpty && handler.running == 0 { handlers[identifier] = nil }
+    }
+
+    private func launch(_ batch: [Attempt], of handler: Handler, identifier: String) {
+        let started = processes.startBatch(batch.map(\.delivery), registration: handler.registration,
+                                           container: handler.container) { [unowned self, unowned handler] status in
+            handler.running -= 1
             let outcome: DeliveryOutcome = switch status {
             case .exited(let code): .exited(code)
             case .signaled(let signal): .signaled(signal)
             }
-            for attempt in attempts {
-                attempt.finish(attempts.count > 1 && outcome != .exited(0) ? .batchFailed(outcome) : outcome)
+            for attempt in batch {
+                attempt.finish(batch.count > 1 && outcome != .exited(0) ? .batchFailed(outcome) : outcome)
             }
+            self.launchWaiting(identifier)
         }
         switch started {
         case .started(let process):
-            for attempt in attempts { attempt.process = process }
+            handler.running += 1
+            for attempt in batch { attempt.process = process }
         case .refused(let reason), .failed(let reason):
-            for attempt in attempts { attempt.finish(.spawnFailed(reason)) }
+            for attempt in batch { attempt.finish(.spawnFailed(reason)) }
         }
     }
 
-    /// A file whose batch runs stops with its batch; one still gathering leaves it and ends at once.
+    /// A file whose batch runs stops with its batch; one still waiting leaves and ends at once.
     func signal(_ attempt: Attempt, _ signal: DeliveryLifecycle.StopSignal) {
         guard !attempt.isFinished else { return }
         if let process = attempt.process {
             processes.signal(process, signal)
             return
         }
-        for batch in Array(forming.values) + full { batch.attempts.removeAll { $0 === attempt } }
+        handlers[attempt.delivery.handler]?.waiting.removeAll { $0 === attempt }
         // From the loop, not from inside the dispatcher's own call.
-        let number = signal == .terminate ? SIGTERM : SIGKILL
-        ending.append((attempt, .signaled(number)))
-        if endingSource == nil {
-            endingSource = try? loop.addDefer { [unowned self] in
-                self.endingSource = nil
-                let due = self.ending
-                self.ending.removeAll()
-                for (attempt, outcome) in due { attempt.finish(outcome) }
-            }
+        ending.append((attempt, .signaled(signal == .terminate ? SIGTERM : SIGKILL)))
+        guard endingSource == nil else { return }
+        endingSource = try? loop.addDefer { [unowned self] in
+            self.endingSource = nil
+            let due = self.ending
+            self.ending.removeAll()
+            for (attempt, outcome) in due { attempt.finish(outcome) }
         }
     }
 }

@@ -8,9 +8,10 @@ final class HandlerLaunchers: Launcher {
     let batches: BatchLauncher
     let resident: ResidentLauncher
 
-    init(loop: EventLoop, logger: Logger, processes: ProcessLauncher) {
+    /// `maxProcesses`: the agent's MaxConcurrent=, which also bounds a batch handler's processes.
+    init(loop: EventLoop, logger: Logger, processes: ProcessLauncher, maxProcesses: Int) {
         self.processes = processes
-        batches = BatchLauncher(loop: loop, processes: processes)
+        batches = BatchLauncher(loop: loop, processes: processes, maxProcesses: maxProcesses)
         resident = ResidentLauncher(loop: loop, logger: logger, processes: processes)
         processes.residentChildren = { [unowned resident] in resident.pids }
     }
