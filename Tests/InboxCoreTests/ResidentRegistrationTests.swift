@@ -122,4 +122,45 @@ struct ResidentRegistrationTests {
         #expect(text.contains("},{\"file\""))
         #expect(JSON.validate(Array(text.utf8)) == nil)
     }
+
+    static func plist(_ handler: String) -> RegistrationFile {
+        RegistrationParser.parse(Array("""
+            <?xml version="1.0" encoding="UTF-8"?>
+            <plist version="1.0">
+            <dict>
+                <key>CFBundleIdentifier</key> <string>com.example.worker</string>
+                <key>InboxdHandler</key>
+                <dict>
+            \(handler)
+                </dict>
+                <key>CFBundleDocumentTypes</key>
+                <array><dict><key>LSItemContentTypes</key> <array><string>public.data</string></array></dict></array>
+            </dict>
+            </plist>
+            """.utf8), path: "/h/worker.plist")
+    }
+
+    @Test func infoPlistsTakeTheSameKeys() throws {
+        let registration = try #require(Self.plist("""
+                <key>Exec</key> <string>/usr/bin/worker</string>
+                <key>Activation</key> <string>resident</string>
+                <key>Instances</key> <integer>2</integer>
+                <key>MaxInFlight</key> <integer>8</integer>
+                <key>IdleExitSec</key> <string>5min</string>
+            """).registration)
+        #expect(registration.activation == .resident)
+        #expect(registration.instances == 2 && registration.maxInFlight == 8 && registration.idleExit == .seconds(300))
+        let batch = try #require(Self.plist("""
+                <key>Exec</key> <array><string>/usr/bin/many</string><string>%F</string></array>
+                <key>BatchSize</key> <integer>10</integer>
+            """).registration)
+        #expect(batch.batchSize == 10)
+        let bad = Self.plist("""
+                <key>Exec</key> <string>/usr/bin/worker %f</string>
+                <key>Activation</key> <string>resident</string>
+            """)
+        #expect(bad.registration == nil)
+        #expect(bad.diagnostics.first?.description.hasPrefix("/h/worker.plist:7: %f names one file") == true,
+                "\(bad.diagnostics.map(\.description))")
+    }
 }

@@ -183,7 +183,8 @@ struct ResidentTests {
         #expect(Self.log(world).filter { $0.first == "start" }.count >= 2)
         #expect(world.contents(of: world.containerInbox(handler)).isEmpty)
         #expect(world.contents(of: world.failedDirectory).isEmpty)
-        #expect(!world.journal(["MESSAGE_ID=3b0a2c9d6e1f4a7b8c5d2e0f1a3b4c63"]).isEmpty)
+        let crashed = try Journal.wait(for: ["_PID=\(world.pid)", "MESSAGE_ID=3b0a2c9d6e1f4a7b8c5d2e0f1a3b4c63"])
+        #expect(crashed.first?["INBOX_PID"] as? String == victim.map { String($0) })
     }
 
     @Test func aHungDeliveryIsTimedOutAndTheInstanceReplaced() throws {

@@ -23,6 +23,8 @@ final class BatchLauncher {
         }
 
         var pid: Int32 { process?.pid ?? 0 }
+        /// Its batch's process runs under Landlock.
+        var sandboxed: Bool { (process as? ProcessLauncher.Attempt)?.sandboxed ?? false }
 
         fileprivate func finish(_ outcome: DeliveryOutcome) {
             guard !isFinished else { return }

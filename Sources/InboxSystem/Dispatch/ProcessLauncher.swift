@@ -16,9 +16,13 @@ final class ProcessLauncher: Launcher {
         /// Its stdout and stderr; finished when it exits.
         var output: OutputRelay?
 
-        init(pid: Int32, delivery: Delivery) {
+        /// It runs under Landlock rules that refuse it any write to its Inbox copy.
+        let sandboxed: Bool
+
+        init(pid: Int32, delivery: Delivery, sandboxed: Bool) {
             self.pid = pid
             self.delivery = delivery
+            self.sandboxed = sandboxed
         }
 
         var handler: String { delivery.handler }
@@ -121,14 +125,14 @@ final class ProcessLauncher: Launcher {
             return SpawnRequest(handler: registration, batch: deliveries, container: container, identity: identity,
                                 standardInput: stdin, output: output)
         }
-        let process: SpawnedProcess
-        let output: OutputRelay
+        let started: SpawnedHandler
         switch spawned {
         case .failure(.refused(let reason)): return .refused(reason)
         case .failure(.failed(let reason)): return .failed(reason)
-        case .success(let started): (process, output) = started
+        case .success(let handler): started = handler
         }
-        let attempt = Attempt(pid: process.pid, delivery: delivery)
+        let process = started.process, output = started.output
+        let attempt = Attempt(pid: process.pid, delivery: delivery, sandboxed: started.sandboxed)
         attempt.output = output
         do {
             let source = try loop.addChild(pid: process.pid) { [unowned self, unowned attempt] status in
@@ -147,6 +151,14 @@ final class ProcessLauncher: Launcher {
         return .started(attempt)
     }
 
+    /// A handler process `spawnHandler` started: the caller watches it and finishes its output.
+    struct SpawnedHandler {
+        let process: SpawnedProcess
+        let output: OutputRelay
+        /// It runs under its Landlock ruleset (read and remove only in its Inbox).
+        let sandboxed: Bool
+    }
+
     /// Why `spawnHandler` started nothing: as `LaunchStart.refused` and `.failed`.
     enum SpawnFailure: Error {
         case refused(String)
@@ -160,7 +172,7 @@ final class ProcessLauncher: Launcher {
     func spawnHandler(_ registration: HandlerRegistration, container: Container, stdin stdinDocument: [UInt8],
                       request makeRequest: (Identity?, FileDescriptor, FileDescriptor) -> SpawnRequest,
                       adjust: (inout SpawnRequest) -> Void = { _ in })
-        -> Result<(SpawnedProcess, OutputRelay), SpawnFailure> {
+        -> Result<SpawnedHandler, SpawnFailure> {
         var identity: Identity?
         switch catalog.identities[registration.identifier] {
         case .success(let resolved)?: identity = resolved
@@ -207,7 +219,7 @@ final class ProcessLauncher: Launcher {
         }
         // The event loop watches the child through a pidfd of its own; ours is not needed.
         process.pidfd.close()
-        return .success((process, output))
+        return .success(SpawnedHandler(process: process, output: output, sandboxed: ruleset != nil))
     }
 
     /// Pids of handler processes that are the launcher's own (its child sources reap them).

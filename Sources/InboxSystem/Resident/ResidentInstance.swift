@@ -8,6 +8,8 @@ final class ResidentInstance {
     let handler: String
     let registration: HandlerRegistration
     let pid: pid_t
+    /// It runs under its Landlock ruleset: it cannot open its Inbox copies for writing.
+    let sandboxed: Bool
     let started: Duration
     private let socket: MessageSocket
     private let loop: EventLoop
@@ -34,11 +36,12 @@ final class ResidentInstance {
     /// It holds nothing now (after an answer, or a send that failed).
     var becameIdle: (ResidentInstance) -> Void = { _ in }
 
-    init(handler: String, registration: HandlerRegistration, pid: pid_t, socket: MessageSocket, loop: EventLoop,
-         logger: Logger) throws(SystemError) {
+    init(handler: String, registration: HandlerRegistration, pid: pid_t, sandboxed: Bool, socket: MessageSocket,
+         loop: EventLoop, logger: Logger) throws(SystemError) {
         self.handler = handler
         self.registration = registration
         self.pid = pid
+        self.sandboxed = sandboxed
         self.socket = socket
         self.loop = loop
         self.logger = logger
@@ -87,7 +90,7 @@ final class ResidentInstance {
 
     private func hold(_ attempt: ResidentAttempt) {
         inFlight[attempt.delivery.id] = attempt
-        attempt.instance = self
+        attempt.held(by: self)
         timer = nil
     }
 
@@ -240,6 +243,14 @@ final class ResidentAttempt: LaunchedAttempt {
     }
 
     var pid: Int32 { instance?.pid ?? 0 }
+    /// Its instance runs under Landlock (set when an instance takes it; an instance of the same registration is
+    /// confined alike).
+    private(set) var sandboxed = false
+
+    fileprivate func held(by instance: ResidentInstance) {
+        self.instance = instance
+        sandboxed = instance.sandboxed
+    }
 
     /// Reports how it ended, once.
     func finish(_ outcome: DeliveryOutcome) {

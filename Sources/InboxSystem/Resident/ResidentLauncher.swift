@@ -115,18 +115,18 @@ final class ResidentLauncher: Launcher {
             SpawnRequest(resident: registration, container: container, identity: identity, socket: ends.instance,
                          standardInput: stdin, output: output)
         }
-        let process: SpawnedProcess
-        let output: OutputRelay
+        let started: ProcessLauncher.SpawnedHandler
         switch spawned {
         case .failure(let failure):
             ends.agent.close()
             return .failure(failure)
-        case .success(let started): (process, output) = started
+        case .success(let handler): started = handler
         }
+        let process = started.process, output = started.output
         let instance: ResidentInstance
         do {
             instance = try ResidentInstance(handler: registration.identifier, registration: registration, pid: process.pid,
-                                            socket: ends.agent, loop: loop, logger: logger)
+                                            sandboxed: started.sandboxed, socket: ends.agent, loop: loop, logger: logger)
             let source = try loop.addChild(pid: process.pid) { [unowned self, unowned instance] status in
                 self.exited(instance, status: status)
             }
