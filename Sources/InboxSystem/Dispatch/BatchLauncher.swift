@@ -17,14 +17,16 @@ final class BatchLauncher {
         fileprivate(set) var process: LaunchedAttempt?
         private(set) var isFinished = false
 
-        init(delivery: Delivery, ended: @escaping (DeliveryOutcome) -> Void) {
+        /// Its batch's process runs under Landlock: known from the start, before the process exists.
+        let sandboxed: Bool
+
+        init(delivery: Delivery, sandboxed: Bool, ended: @escaping (DeliveryOutcome) -> Void) {
             self.delivery = delivery
+            self.sandboxed = sandboxed
             self.ended = ended
         }
 
         var pid: Int32 { process?.pid ?? 0 }
-        /// Its batch's process runs under Landlock.
-        var sandboxed: Bool { (process as? ProcessLauncher.Attempt)?.sandboxed ?? false }
 
         fileprivate func finish(_ outcome: DeliveryOutcome) {
             guard !isFinished else { return }
@@ -70,7 +72,7 @@ final class BatchLauncher {
         handlers[delivery.handler] = handler
         handler.registration = registration
         handler.container = container
-        let attempt = Attempt(delivery: delivery, ended: ended)
+        let attempt = Attempt(delivery: delivery, sandboxed: processes.sandboxesHandlers, ended: ended)
         handler.waiting.append(attempt)
         if handler.waiting.count == 1 && registration.batchWindow > .zero && handler.window == nil {
             handler.window = try? loop.addTimer(after: registration.batchWindow, accuracy: .milliseconds(5)) {

@@ -222,6 +222,10 @@ final class ProcessLauncher: Launcher {
         return .success(SpawnedHandler(process: process, output: output, sandboxed: ruleset != nil))
     }
 
+    /// Every handler process it starts runs under Landlock (a ruleset that cannot be built fails the start), so an
+    /// attempt of a batch or a resident instance is known to be sandboxed before its process exists.
+    var sandboxesHandlers: Bool { landlockABI > 0 }
+
     /// Pids of handler processes that are the launcher's own (its child sources reap them).
     var pids: [pid_t] { Array(running.keys) }
 

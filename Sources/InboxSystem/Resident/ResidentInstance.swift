@@ -8,8 +8,6 @@ final class ResidentInstance {
     let handler: String
     let registration: HandlerRegistration
     let pid: pid_t
-    /// It runs under its Landlock ruleset: it cannot open its Inbox copies for writing.
-    let sandboxed: Bool
     let started: Duration
     private let socket: MessageSocket
     private let loop: EventLoop
@@ -36,12 +34,11 @@ final class ResidentInstance {
     /// It holds nothing now (after an answer, or a send that failed).
     var becameIdle: (ResidentInstance) -> Void = { _ in }
 
-    init(handler: String, registration: HandlerRegistration, pid: pid_t, sandboxed: Bool, socket: MessageSocket,
-         loop: EventLoop, logger: Logger) throws(SystemError) {
+    init(handler: String, registration: HandlerRegistration, pid: pid_t, socket: MessageSocket, loop: EventLoop,
+         logger: Logger) throws(SystemError) {
         self.handler = handler
         self.registration = registration
         self.pid = pid
-        self.sandboxed = sandboxed
         self.socket = socket
         self.loop = loop
         self.logger = logger
@@ -235,21 +232,21 @@ final class ResidentAttempt: LaunchedAttempt {
     weak var instance: ResidentInstance?
     private(set) var isFinished = false
 
-    init(delivery: Delivery, container: Container, sequence: UInt64, ended: @escaping (DeliveryOutcome) -> Void) {
+    init(delivery: Delivery, container: Container, sequence: UInt64, sandboxed: Bool,
+         ended: @escaping (DeliveryOutcome) -> Void) {
         self.delivery = delivery
         self.container = container
         self.sequence = sequence
+        self.sandboxed = sandboxed
         self.ended = ended
     }
 
     var pid: Int32 { instance?.pid ?? 0 }
-    /// Its instance runs under Landlock (set when an instance takes it; an instance of the same registration is
-    /// confined alike).
-    private(set) var sandboxed = false
+    /// Whichever instance takes it runs under Landlock: known from the start, before one does.
+    let sandboxed: Bool
 
     fileprivate func held(by instance: ResidentInstance) {
         self.instance = instance
-        sandboxed = instance.sandboxed
     }
 
     /// Reports how it ended, once.

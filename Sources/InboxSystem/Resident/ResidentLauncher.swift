@@ -49,7 +49,8 @@ final class ResidentLauncher: Launcher {
         let handler = handlers[delivery.handler] ?? Handler(registration: registration)
         handlers[delivery.handler] = handler
         nextSequence += 1
-        let attempt = ResidentAttempt(delivery: delivery, container: container, sequence: nextSequence, ended: ended)
+        let attempt = ResidentAttempt(delivery: delivery, container: container, sequence: nextSequence,
+                                      sandboxed: processes.sandboxesHandlers, ended: ended)
         handler.pending.append(attempt)
         if let refusal = assign(handler) {
             // Refused outright: the dispatcher fails it without waiting for an end.
@@ -126,7 +127,7 @@ final class ResidentLauncher: Launcher {
         let instance: ResidentInstance
         do {
             instance = try ResidentInstance(handler: registration.identifier, registration: registration, pid: process.pid,
-                                            sandboxed: started.sandboxed, socket: ends.agent, loop: loop, logger: logger)
+                                            socket: ends.agent, loop: loop, logger: logger)
             let source = try loop.addChild(pid: process.pid) { [unowned self, unowned instance] status in
                 self.exited(instance, status: status)
             }
