@@ -20,8 +20,11 @@ final class ResidentInstance {
     private(set) var served = 0
     /// Takes no more deliveries: it is being stopped, or its registration changed.
     private(set) var retired = false
-    /// Why the agent stopped it, once it did; nil for an instance that ends on its own (a crash).
+    /// Why it is being stopped, once it is; nil for an instance that ends on its own (a crash).
     private(set) var stopReason: String?
+    /// The agent asked it to stop (idle, reload, timeout, shutdown), rather than seeing its socket close or fail: an
+    /// instance that broke its end stopped on its own, whatever the agent did about it.
+    private(set) var stoppedByAgent = false
     var childSource: EventSource?
     var output: OutputRelay?
     private var readSource: EventSource?
@@ -71,7 +74,7 @@ final class ResidentInstance {
                 break
             case .failed(let error):
                 file.close()
-                stop(reason: "its socket failed (\(error))")
+                stop(reason: "its socket failed (\(error))", byAgent: false)
                 return false
             }
         }
@@ -101,7 +104,7 @@ final class ResidentInstance {
                 return
             case .failed(let error):
                 writeSource = nil
-                stop(reason: "its socket failed (\(error))")
+                stop(reason: "its socket failed (\(error))", byAgent: false)
                 return
             }
         }
@@ -137,11 +140,11 @@ final class ResidentInstance {
                 return
             case .endOfFile:
                 readSource = nil
-                if stopReason == nil { stop(reason: "it closed its socket") }
+                if stopReason == nil { stop(reason: "it closed its socket", byAgent: false) }
                 return
             case .failed(let error):
                 readSource = nil
-                if stopReason == nil { stop(reason: "its socket failed (\(error))") }
+                if stopReason == nil { stop(reason: "its socket failed (\(error))", byAgent: false) }
                 return
             }
         }
@@ -170,10 +173,11 @@ final class ResidentInstance {
 
     /// Stops it: no more deliveries, end of file on its socket ("exit now"), SIGTERM after `grace`, SIGKILL after
     /// as long again. Answers it still sends are read and count.
-    func stop(reason: String, grace: Duration = .seconds(5)) {
+    func stop(reason: String, grace: Duration = .seconds(5), byAgent: Bool = true) {
         retired = true
         guard stopReason == nil else { return }
         stopReason = reason
+        stoppedByAgent = byAgent
         socket.shutdownSending()
         timer = try? loop.addTimer(after: grace) { [unowned self] in
             self.signal(SIGTERM)
@@ -186,6 +190,7 @@ final class ResidentInstance {
         retired = true
         if stopReason == nil {
             stopReason = reason
+            stoppedByAgent = true
             socket.shutdownSending()
         }
         signal(number)

@@ -185,12 +185,15 @@ final class ResidentLauncher: Launcher {
         case .signaled(let signal): outcome = .signaled(signal)
         case .exited(let code): outcome = .unanswered("its instance exited with status \(code)")
         }
-        if let reason = instance.stopReason {
+        if let reason = instance.stopReason, instance.stoppedByAgent {
             logger.log(.info, "Stopped \(instance.handler) (pid \(instance.pid)): \(reason); it \(status)",
                        event: .instanceStopped, fields: fields)
         } else {
             let left = unanswered.isEmpty ? "" : "; \(unanswered.count) unanswered deliver\(unanswered.count == 1 ? "y" : "ies") go again"
-            logger.log(.warning, "\(instance.handler) (pid \(instance.pid)) \(status) on its own\(left)",
+            let how = instance.stopReason.map { " (\($0))" } ?? ""
+            // An instance that exits 0 with nothing left unanswered merely chose to go.
+            let clean = unanswered.isEmpty && status == .exited(0)
+            logger.log(clean ? .info : .warning, "\(instance.handler) (pid \(instance.pid)) \(status) on its own\(how)\(left)",
                        event: .instanceCrashed, fields: fields)
             if let handler, !unanswered.isEmpty || !handler.pending.isEmpty {
                 handler.failures += 1
