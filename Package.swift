@@ -8,6 +8,10 @@ let package = Package(
         .executable(name: "inboxctl", targets: ["inboxctl"]),
         // bench/run --only resolution: type resolution cost per file with many registrations loaded.
         .executable(name: "inboxd-bench-resolution", targets: ["inboxd-bench-resolution"]),
+        // What a resident handler (Activation=resident) written in Swift links: its deliveries and its answers.
+        .library(name: "InboxHandlerKit", targets: ["InboxHandlerKit"]),
+        // The example resident handler of handlers.d/com.example.checksum.handler.
+        .executable(name: "inboxd-example-checksum", targets: ["inboxd-example-checksum"]),
     ],
     targets: [
         // Pure logic: types, registrations, selection, field expansion, policies. No syscalls.
@@ -31,9 +35,13 @@ let package = Package(
                           linkerSettings: [.unsafeFlags(["-static-stdlib"], .when(configuration: .release))]),
         .executableTarget(name: "inboxd-bench-resolution", dependencies: ["InboxSystem", "InboxCore"],
                           path: "bench/resolution"),
+        // The resident handler protocol (docs/handler-protocol.md) from the handler's side; no Foundation.
+        .target(name: "InboxHandlerKit", dependencies: ["InboxCore", "CShims"]),
+        .executableTarget(name: "inboxd-example-checksum", dependencies: ["InboxHandlerKit"], path: "handlers.d/src/checksum"),
         .testTarget(name: "InboxCoreTests", dependencies: ["InboxCore"]),
         .testTarget(name: "InboxSystemTests", dependencies: ["InboxSystem", "InboxCore"]),
-        .testTarget(name: "IntegrationTests", dependencies: ["inboxd", "inboxctl", "InboxCore", "InboxSystem"]),
+        .testTarget(name: "IntegrationTests", dependencies: ["inboxd", "inboxctl", "inboxd-example-checksum", "InboxCore",
+                                                           "InboxSystem"]),
     ],
     swiftLanguageModes: [.v6]
 )

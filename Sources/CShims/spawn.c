@@ -66,11 +66,12 @@ static _Noreturn void child_fail(struct inbox_spawn_request *req, int step) {
     _exit(127);
 }
 
-// Moves an fd that sits in 0..2 (and is not already where it belongs) above 2, so the dup2 onto 0..2 cannot
-// overwrite it before it is used. The child has its own copy of the fd table (no CLONE_FILES).
-static int move_above_stdio(struct inbox_spawn_request *req, int fd, int wanted) {
-    if (fd < 0 || fd > 2 || fd == wanted) return fd;
-    int moved = fcntl(fd, F_DUPFD_CLOEXEC, 3);
+// Moves an fd that sits among the placed ones (0..placed-1, and is not already where it belongs) above them, so a
+// dup2 onto 0..placed-1 cannot overwrite it before it is used. The child has its own copy of the fd table (no
+// CLONE_FILES).
+static int move_above_placed(struct inbox_spawn_request *req, int fd, int wanted, int placed) {
+    if (fd < 0 || fd >= placed || fd == wanted) return fd;
+    int moved = fcntl(fd, F_DUPFD_CLOEXEC, placed);
     if (moved < 0) child_fail(req, INBOX_SPAWN_STEP_FCNTL);
     return moved;
 }
@@ -91,10 +92,12 @@ static int child_main(void *arg) {
 
     if (syscall(SYS_setsid) < 0) child_fail(req, INBOX_SPAWN_STEP_SETSID);
 
-    int sources[3] = { req->stdin_fd, req->stdout_fd, req->stderr_fd };
-    for (int i = 0; i < 3; i++) sources[i] = move_above_stdio(req, sources[i], i);
-    int ruleset = move_above_stdio(req, req->landlock_ruleset_fd, -1);
-    for (int i = 0; i < 3; i++) {
+    // The fds that are placed: 0, 1, 2, and 3 for socket activation (sd_listen_fds(3) starts there).
+    int placed = req->listen_fd >= 0 ? 4 : 3;
+    int sources[4] = { req->stdin_fd, req->stdout_fd, req->stderr_fd, req->listen_fd };
+    for (int i = 0; i < placed; i++) sources[i] = move_above_placed(req, sources[i], i, placed);
+    int ruleset = move_above_placed(req, req->landlock_ruleset_fd, -1, placed);
+    for (int i = 0; i < placed; i++) {
         if (sources[i] == i) {
             // dup2(fd, fd) is a no-op that would leave close-on-exec set.
             if (fcntl(i, F_SETFD, 0) < 0) child_fail(req, INBOX_SPAWN_STEP_FCNTL);
@@ -107,12 +110,24 @@ static int child_main(void *arg) {
     // stays open across this: landlock_restrict_self must come after PR_SET_NO_NEW_PRIVS, which comes after
     // the credential change, so the ruleset is closed by hand right after it is applied.
     if (ruleset >= 0) {
-        if (ruleset > 3 && syscall(SYS_close_range, 3U, (unsigned)ruleset - 1, 0U) < 0)
+        if (ruleset > placed && syscall(SYS_close_range, (unsigned)placed, (unsigned)ruleset - 1, 0U) < 0)
             child_fail(req, INBOX_SPAWN_STEP_CLOSE_RANGE);
         if (syscall(SYS_close_range, (unsigned)ruleset + 1, ~0U, 0U) < 0)
             child_fail(req, INBOX_SPAWN_STEP_CLOSE_RANGE);
-    } else if (syscall(SYS_close_range, 3U, ~0U, 0U) < 0) {
+    } else if (syscall(SYS_close_range, (unsigned)placed, ~0U, 0U) < 0) {
         child_fail(req, INBOX_SPAWN_STEP_CLOSE_RANGE);
+    }
+
+    // LISTEN_PID= names the process that may take the fds (sd_listen_fds(3)): only the child knows its pid before
+    // execve. The string lies in the parent's memory, which the child shares until execve (CLONE_VM), and the
+    // parent, suspended (CLONE_VFORK), reads it no more.
+    if (req->listen_pid_digits != NULL) {
+        char digits[24];
+        int count = 0;
+        for (unsigned long pid = (unsigned long)syscall(SYS_getpid); count == 0 || pid > 0; pid /= 10)
+            digits[count++] = (char)('0' + pid % 10);
+        for (int i = 0; i < count; i++) req->listen_pid_digits[i] = digits[count - 1 - i];
+        req->listen_pid_digits[count] = '\0';
     }
 
     umask(req->umask);

@@ -86,6 +86,14 @@ enum StatusCommand: InboxctlCommand {
             }
             lines += table(header: ["HANDLER", "FILE", "RUNNING", "ATTEMPT", "PID"], rows: rows).map { "  " + $0 }
         }
+        if !status.instances.isEmpty {
+            lines.append(field("Resident", "\(status.instances.count) instance\(status.instances.count == 1 ? "" : "s")"))
+            let rows = status.instances.map { instance -> [String] in
+                [instance.handler, String(instance.pid), String(instance.inFlight), String(instance.served),
+                 duration(instance.ageUSec + sinceWritten) + (instance.stopping ? " (stopping)" : "")]
+            }
+            lines += table(header: ["HANDLER", "PID", "IN FLIGHT", "SERVED", "AGE"], rows: rows).map { "  " + $0 }
+        }
         lines.append(field("failed/", String(status.failed)))
         lines.append(field("unhandled/", String(status.unhandled)))
         lines.append(field("As of", "\(timestamp(written)) (\(duration(sinceWritten)) ago)"))

@@ -31,7 +31,7 @@ struct ExecCommandTests {
         ("/bin/echo \\x0", "bad quoting in Exec=: invalid escape '\\x0'"),
         ("/bin/echo \\x00", "bad quoting in Exec=: invalid escape '\\x00'"),
         ("/bin/echo %x", "unknown field code '%x' in Exec="),
-        ("/bin/echo %F", "unknown field code '%F' in Exec="),
+        ("/bin/echo %D", "unknown field code '%D' in Exec="),
         ("/bin/echo 50%", "incomplete field code '%' at the end of '50%'"),
         ("/usr/bin/%f", "Exec= program path cannot contain field codes"),
     ])

@@ -53,4 +53,22 @@ struct ExampleHandlersTests {
         #expect(try String(contentsOf: kept, encoding: .utf8) == "<profile id=\"3F2A\"/>")
         #expect(world.contents(of: container.appendingPathComponent("Inbox")).isEmpty)
     }
+
+    /// The two resident examples, as scripts/example-handlers installs them: each keeps a checksum line per file.
+    @Test func theResidentExamplesKeepAChecksumPerFile() throws {
+        let world = try AgentHarness()
+        try startWithExamples(world)
+        try world.drop("note-\(world.tag).txt", contents: Array("hello\n".utf8))
+        try world.drop("data-\(world.tag).json", contents: Array("{\"a\":1}".utf8))
+        let finished = try world.waitForEvents("finished", count: 2)
+        #expect(Set(finished.compactMap { $0[field: "INBOX_HANDLER"] })
+                == ["com.example.text-checksum", "com.example.checksum"])
+        for (handler, name, line) in [("com.example.text-checksum", "note-\(world.tag).txt", "6\t363a3020"),
+                                      ("com.example.checksum", "data-\(world.tag).json", "7\t561bacaf")] {
+            let container = world.state.appendingPathComponent("containers/\(handler)")
+            let kept = try String(contentsOf: container.appendingPathComponent("Documents/checksums.tsv"), encoding: .utf8)
+            #expect(kept.hasSuffix("\t\(name)\t\(line)\n"), "\(handler): \(kept)")
+            #expect(world.contents(of: container.appendingPathComponent("Inbox")).isEmpty)
+        }
+    }
 }

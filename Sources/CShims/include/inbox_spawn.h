@@ -77,6 +77,9 @@ struct inbox_spawn_request {
     const char *cwd;                  // NULL: inherit
     int stdin_fd, stdout_fd, stderr_fd;  // become 0, 1, 2 (close-on-exec cleared)
     int landlock_ruleset_fd;          // -1: none
+    int listen_fd;                    // -1: none; else it becomes fd 3 (close-on-exec cleared), socket activation
+    char *listen_pid_digits;          // NULL, or where the child writes its own pid in decimal and a NUL (room for
+                                      // 20 digits): the value of the LISTEN_PID= string envp points at
     uid_t uid;                        // (uid_t)-1: keep
     gid_t gid;                        // (gid_t)-1: keep
     int ngroups;                      // -1: keep the supplementary groups; 0: clear them

@@ -61,6 +61,8 @@ public struct Delivery: Sendable, Hashable {
     public var redelivered = false
     /// Set when a viewer is run by `inboxctl preview`: the file is shown, not delivered.
     public var preview: Preview?
+    /// Runs in a process of its own even where Exec= takes a list (%F, %U): the batch it was in failed.
+    public var alone = false
 
     public init(id: String, handler: String, chosenBy: ChosenBy = .rank, name: String, path: String, documents: String,
                 contentType: String, typeSource: ResolvedType.Source = .extension, contentTypes: [String],

@@ -6,7 +6,8 @@
 ///       ▲ │                │ └──exited (retry)──▶ retryWaiting ──retryDue──▶ queued
 ///       │ │                └──exited while draining──▶ released (runs again at the next start)
 ///       │ └── tampered (queued) ──▶ withdrawn (another process wrote it before its handler started)
-///       └── handlerRemoved (queued) ──▶ released (routed again)
+///       ├── handlerRemoved (queued) ──▶ released (routed again)
+///       └── exited (batch failed) ◀── running: queued again to run alone, the attempt not counted
 public struct DeliveryLifecycle: Sendable, Hashable {
     public enum State: Sendable, Hashable {
         /// Waiting for a free slot (global and per-handler limits).
@@ -64,6 +65,8 @@ public struct DeliveryLifecycle: Sendable, Hashable {
         case signal(StopSignal)
         /// Queue it again (its retry is due).
         case enqueue
+        /// The batch it ran in failed: queue it again at once, to run alone; `outcome` is the batch's, for the journal.
+        case requeueAlone(DeliveryOutcome)
         /// Cancel the retry timer: the agent is stopping and the file waits for the next start.
         case cancelRetry
         /// Nothing applies in this state (a late timer, a second exit report).
@@ -122,6 +125,13 @@ public struct DeliveryLifecycle: Sendable, Hashable {
     /// before the next attempt.
     public mutating func exited(_ outcome: DeliveryOutcome, violation: String?, interference: String? = nil) -> Action {
         guard case .running(let timedOut) = state else { return .none }
+        // A failed batch (a timed-out one too) says nothing about this file: it goes again on its own (a batch of
+        // one), and the attempt it shared is not counted, so that one bad file cannot use up the others' attempts.
+        if case .batchFailed = outcome, violation == nil, interference == nil, !draining {
+            attempts -= 1
+            state = .queued
+            return .requeueAlone(timedOut ? .batchFailed(.timedOut) : outcome)
+        }
         // A handler stopped at its timeout dies of the signal it was sent; its outcome is the timeout.
         let outcome = timedOut ? .timedOut : outcome
         if let interference {

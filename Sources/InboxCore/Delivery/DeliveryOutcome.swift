@@ -1,5 +1,6 @@
-/// How one launch of a handler ended.
-public enum DeliveryOutcome: Sendable, Hashable {
+/// How one launch of a handler ended, or how a resident handler answered (docs/handler-protocol.md): `done` is
+/// `.exited(0)`, `retry` is `.exited(75)`, `failed` is `.failedAnswer`, so that one policy decides for both.
+public indirect enum DeliveryOutcome: Sendable, Hashable {
     /// The handler exited with this status.
     case exited(Int32)
     /// The handler was killed by this signal.
@@ -8,6 +9,12 @@ public enum DeliveryOutcome: Sendable, Hashable {
     case timedOut
     /// The handler could not be started; the text says why.
     case spawnFailed(String)
+    /// A resident handler answered `failed`, with its reason (empty when it gave none).
+    case failedAnswer(String)
+    /// A resident handler's instance ended (the text says how) before it answered.
+    case unanswered(String)
+    /// The process of a batch (%F, %U) ended so: which file is to blame is not known, and each goes again alone.
+    case batchFailed(DeliveryOutcome)
 }
 
 /// What to do with a file after a launch ended.

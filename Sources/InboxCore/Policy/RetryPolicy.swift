@@ -26,6 +26,9 @@ public struct RetryPolicy: Sendable, Hashable {
         case .signaled(let signal): return .fail(reason: "killed by signal \(signal) after \(attempts)")
         case .timedOut: return .fail(reason: "timed out after \(attempts)")
         case .spawnFailed(let why): return .fail(reason: "could not start (\(why)) after \(attempts)")
+        case .failedAnswer(let why): return .fail(reason: "answered failed\(why.isEmpty ? "" : " (\(why))") after \(attempts)")
+        case .unanswered(let why): return .fail(reason: "no answer (\(why)) after \(attempts)")
+        case .batchFailed(let outcome): return decide(outcome, attempt: attempt)
         }
     }
 }

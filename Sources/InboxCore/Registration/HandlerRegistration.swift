@@ -59,6 +59,19 @@ public struct HandlerRegistration: Sendable, Hashable {
     /// OutputLimit=: bytes of stdout and stderr forwarded to the journal per delivery; nil means no limit
     /// (`infinity`). The rest is read and discarded, and counted.
     public var outputLimit: Int64? = HandlerRegistration.defaultOutputLimit
+    /// Activation=: a process per delivery (`launch`), or instances that stay running and take deliveries as
+    /// messages (`resident`).
+    public var activation: HandlerActivation = .launch
+    /// Instances=: resident instances at most (1).
+    public var instances = 1
+    /// MaxInFlight=: deliveries one resident instance holds unanswered at most (16).
+    public var maxInFlight = 16
+    /// IdleExitSec=: how long a resident instance with nothing in flight is kept (60 s); nil: always (`infinity`).
+    public var idleExit: Duration? = .seconds(60)
+    /// BatchSize=: files per process when Exec= takes a list (%F, %U); 1 otherwise.
+    public var batchSize = 1
+    /// BatchWindowSec=: how long a batch waits for more files once it has one (0: it takes what is ready).
+    public var batchWindow: Duration = .zero
     /// The [DocumentType] sections in file order.
     public var documentTypes: [DocumentType]
     /// The [ExportedType] sections in file order.
@@ -91,7 +104,28 @@ public struct HandlerRegistration: Sendable, Hashable {
     }
 }
 
+/// How a handler is started (`Activation=`).
+public enum HandlerActivation: String, Sendable, Hashable, CaseIterable {
+    /// A process per delivery (per batch with %F or %U): `Exec=` with the file's field codes.
+    case launch
+    /// Started on its first delivery and kept running; each delivery is a message on fd 3 (docs/handler-protocol.md).
+    case resident
+}
+
 extension HandlerRegistration {
+    /// BatchSize= when Exec= takes a list and the key is not set.
+    public static let defaultBatchSize = 64
+
+    /// Deliveries of this handler that may be in flight at once: Instances= × MaxInFlight= for a resident handler,
+    /// MaxConcurrent= processes × BatchSize= files for one that takes a list; nil: MaxConcurrent= or the agent's
+    /// limit alone.
+    public func deliveryCapacity(processes: Int) -> Int {
+        switch activation {
+        case .resident: instances * maxInFlight
+        case .launch: (maxConcurrent ?? processes) * batchSize
+        }
+    }
+
     /// What a delivery may write to stdout and stderr together before the rest is dropped: 1 MiB.
     public static let defaultOutputLimit: Int64 = 1 << 20
 

@@ -68,6 +68,7 @@ public enum RegistrationParser {
             sink.warning(handlerLine, message)
         }
 
+        handler.checkActivation(sink: &sink)
         let diagnostics = sink.sorted
         guard !diagnostics.containsError, let exec = handler.exec else {
             return RegistrationFile(registration: nil, diagnostics: diagnostics, typeReferences: sink.typeReferences)
@@ -81,6 +82,12 @@ public enum RegistrationParser {
         registration.requiresLandlock = handler.requiresLandlock
         registration.outputLimit = handler.outputLimit
         registration.limits = HandlerLimit.Key.allCases.compactMap { handler.limits[$0] }
+        registration.activation = handler.activation
+        registration.instances = handler.instances
+        registration.maxInFlight = handler.maxInFlight
+        registration.idleExit = handler.idleExit
+        registration.batchSize = exec.takesFileList ? handler.batchSize ?? HandlerRegistration.defaultBatchSize : 1
+        registration.batchWindow = handler.batchWindow
         return RegistrationFile(registration: registration, diagnostics: diagnostics, typeReferences: sink.typeReferences)
     }
 
@@ -125,11 +132,44 @@ private struct HandlerSection {
     var requiresLandlock = false
     var outputLimit: Int64? = HandlerRegistration.defaultOutputLimit
     var limits: [HandlerLimit.Key: HandlerLimit] = [:]
+    var execLine: Int?
+    var activation = HandlerActivation.launch
+    var instances = 1
+    var maxInFlight = 16
+    var idleExit: Duration? = .seconds(60)
+    var batchSize: Int?
+    var batchSizeLine: Int?
+    var batchWindow: Duration = .zero
+    var batchWindowLine: Int?
 
     /// Every key `read` knows; keep in step with its switch.
     static let keys: Set<String> = Set(["Identifier", "Name", "Exec", "User", "Group", "TimeoutSec", "MaxConcurrent",
-                                        "Environment", "ReadWritePaths", "RequireLandlock", "OutputLimit"]
+                                        "Environment", "ReadWritePaths", "RequireLandlock", "OutputLimit",
+                                        "Activation", "Instances", "MaxInFlight", "IdleExitSec", "BatchSize",
+                                        "BatchWindowSec"]
                                        + HandlerLimit.Key.allCases.map(\.rawValue))
+
+    /// What Activation= and the batch keys allow of Exec=, checked once the whole section is read: a resident
+    /// instance serves many files, so a field code naming one file has nothing to stand for.
+    mutating func checkActivation(sink: inout DiagnosticSink) {
+        guard let exec else { return }
+        let line = execLine ?? firstLine ?? 1
+        if activation == .resident {
+            if let code = exec.singleFileFieldCodes.first {
+                sink.error(line, "%\(code) names one file, and a resident handler (Activation=resident) serves many: "
+                           + "it gets each file as a message on fd 3; remove %\(code) from Exec=")
+            } else if exec.takesFileList {
+                sink.error(line, "%F and %U launch a process per batch; a resident handler (Activation=resident) "
+                           + "gets each file as a message on fd 3: remove them from Exec=")
+            }
+        }
+        if !exec.takesFileList {
+            if let batchSizeLine { sink.warning(batchSizeLine, "BatchSize= has no effect without %F or %U in Exec=, ignored") }
+            if let batchWindowLine {
+                sink.warning(batchWindowLine, "BatchWindowSec= has no effect without %F or %U in Exec=, ignored")
+            }
+        }
+    }
 
     mutating func read(_ section: INISection, sink: inout DiagnosticSink) {
         if firstLine == nil { firstLine = section.line }
@@ -145,6 +185,7 @@ private struct HandlerSection {
             case "Name":
                 name = value.isEmpty ? nil : value
             case "Exec":
+                execLine = entry.line
                 do {
                     exec = value.isEmpty ? nil : try ExecCommand(parsing: value)
                 } catch {
@@ -192,6 +233,41 @@ private struct HandlerSection {
                 } else {
                     sink.error(entry.line, "invalid \(entry.spelling) '\(value.abbreviated)': expected a size (64K, 1M) or infinity")
                 }
+            case "Activation":
+                if value.isEmpty {
+                    activation = .launch
+                } else if let parsed = HandlerActivation(rawValue: value) {
+                    activation = parsed
+                } else {
+                    sink.error(entry.line, "invalid \(entry.spelling) '\(value.abbreviated)': expected launch or resident")
+                }
+            case "Instances":
+                instances = value.isEmpty ? 1 : Self.positiveInteger(value, key: "Instances", line: entry.line, maximum: 64,
+                                                                     sink: &sink) ?? instances
+            case "MaxInFlight":
+                maxInFlight = value.isEmpty ? 16 : Self.positiveInteger(value, key: "MaxInFlight", line: entry.line,
+                                                                        maximum: 1024, sink: &sink) ?? maxInFlight
+            case "BatchSize":
+                batchSize = value.isEmpty ? nil : Self.positiveInteger(value, key: "BatchSize", line: entry.line,
+                                                                       maximum: 4096, sink: &sink)
+                batchSizeLine = value.isEmpty ? nil : entry.line
+            case "IdleExitSec":
+                do {
+                    idleExit = value.isEmpty ? .seconds(60) : value == "infinity" ? nil : try TimeSpan.parse(value)
+                } catch {
+                    sink.error(entry.line, "invalid \(entry.spelling): \(error.message)")
+                }
+            case "BatchWindowSec":
+                do {
+                    batchWindow = value.isEmpty ? .zero : try TimeSpan.parse(value) ?? .seconds(61)
+                    if batchWindow > .seconds(60) {
+                        sink.error(entry.line, "invalid \(entry.spelling) '\(value.abbreviated)': at most 60s")
+                        batchWindow = .zero
+                    }
+                } catch {
+                    sink.error(entry.line, "invalid \(entry.spelling): \(error.message)")
+                }
+                batchWindowLine = value.isEmpty ? nil : entry.line
             default:
                 if let key = HandlerLimit.Key(rawValue: entry.key) {
                     if value.isEmpty {
@@ -222,6 +298,15 @@ private struct HandlerSection {
     static func positiveInteger(_ value: String, key: String, line: Int, sink: inout DiagnosticSink) -> Int? {
         guard let number = Int(value), number > 0 else {
             sink.error(line, "\(key)= must be a positive integer, got '\(value.abbreviated)'")
+            return nil
+        }
+        return number
+    }
+
+    static func positiveInteger(_ value: String, key: String, line: Int, maximum: Int, sink: inout DiagnosticSink) -> Int? {
+        guard let number = positiveInteger(value, key: key, line: line, sink: &sink) else { return nil }
+        guard number <= maximum else {
+            sink.error(line, "\(key)= must be at most \(maximum), got \(number)")
             return nil
         }
         return number

@@ -24,6 +24,28 @@ public struct AgentStatus: Sendable, Hashable {
         }
     }
 
+    /// One running instance of a resident handler (Activation=resident).
+    public struct Instance: Sendable, Hashable {
+        public var handler: String
+        public var pid: Int32
+        /// Deliveries sent to it and not answered yet.
+        public var inFlight: Int
+        /// Deliveries it answered.
+        public var served: Int
+        public var ageUSec: Int64
+        /// It takes no more deliveries (idle, reloaded, timed out or the agent stops).
+        public var stopping: Bool
+
+        public init(handler: String, pid: Int32, inFlight: Int, served: Int, ageUSec: Int64, stopping: Bool = false) {
+            self.handler = handler
+            self.pid = pid
+            self.inFlight = inFlight
+            self.served = served
+            self.ageUSec = ageUSec
+            self.stopping = stopping
+        }
+    }
+
     /// The content sniffer child.
     public struct Sniffer: Sendable, Hashable {
         public var pid: Int32
@@ -45,6 +67,8 @@ public struct AgentStatus: Sendable, Hashable {
     public var stateDirectory: String = ""
     public var queued: Int = 0
     public var inFlight: [InFlight] = []
+    /// Resident handlers' instances, oldest first.
+    public var instances: [Instance] = []
     public var failed: Int = 0
     public var unhandled: Int = 0
     /// The Landlock ABI handlers are confined with; 0 without Landlock.
@@ -64,12 +88,17 @@ public struct AgentStatus: Sendable, Hashable {
                 + "\"deliveryID\":\(JSON.quote(run.deliveryID)),\"attempt\":\(run.attempt),"
                 + "\"pid\":\(run.pid),\"ageUSec\":\(run.ageUSec)}"
         }
+        let instances = instances.map { instance in
+            "{\"handler\":\(JSON.quote(instance.handler)),\"pid\":\(instance.pid),\"inFlight\":\(instance.inFlight),"
+                + "\"served\":\(instance.served),\"ageUSec\":\(instance.ageUSec),\"stopping\":\(instance.stopping)}"
+        }
         let sniffer = sniffer.map { "{\"pid\":\($0.pid),\"libmagic\":\(JSON.quote($0.libmagic))}" } ?? "null"
         return "{\"pid\":\(pid),\"phase\":\(JSON.quote(phase)),"
             + "\"inboxes\":[\(inboxes.map(JSON.quote).joined(separator: ","))],"
             + "\"missingInboxes\":[\(missingInboxes.map(JSON.quote).joined(separator: ","))],"
             + "\"stateDirectory\":\(JSON.quote(stateDirectory)),"
             + "\"queued\":\(queued),\"inFlight\":[\(inFlight.joined(separator: ","))],"
+            + "\"instances\":[\(instances.joined(separator: ","))],"
             + "\"failed\":\(failed),\"unhandled\":\(unhandled),"
             + "\"landlock\":\(landlockABI > 0),\"landlockABI\":\(landlockABI),\"registrations\":\(registrations),"
             + "\"registrationsLoadedAtUSec\":\(registrationsLoadedAtUSec),"
@@ -96,6 +125,11 @@ public struct AgentStatus: Sendable, Hashable {
             InFlight(handler: run["handler"]?.string ?? "?", file: run["file"]?.string ?? "?",
                      deliveryID: run["deliveryID"]?.string ?? "?", attempt: run["attempt"]?.int ?? 0,
                      pid: Int32(clamping: run["pid"]?.int ?? 0), ageUSec: Int64(run["ageUSec"]?.int ?? 0))
+        }
+        status.instances = (value["instances"]?.array ?? []).map { instance in
+            Instance(handler: instance["handler"]?.string ?? "?", pid: Int32(clamping: instance["pid"]?.int ?? 0),
+                     inFlight: instance["inFlight"]?.int ?? 0, served: instance["served"]?.int ?? 0,
+                     ageUSec: Int64(instance["ageUSec"]?.int ?? 0), stopping: instance["stopping"]?.bool ?? false)
         }
         status.failed = value["failed"]?.int ?? 0
         status.unhandled = value["unhandled"]?.int ?? 0

@@ -20,6 +20,8 @@ public final class Agent {
     private let sniffer: SnifferSupervisor?
     private let watcher: IntakeWatcher
     private let launcher: ProcessLauncher
+    /// The launcher the dispatcher uses: processes, batches and resident instances.
+    private let launchers: HandlerLaunchers
     private let dispatcher: Dispatcher
     private let router: Router
     private let status: StatusReporter
@@ -42,7 +44,8 @@ public final class Agent {
         let quarantine = Quarantine(state: state, logger: logger)
         launcher = ProcessLauncher(loop: loop, logger: logger, catalog: catalog, landlockABI: landlockABI,
                                        landlockMode: settings.landlock) { [sniffer] in sniffer?.pid.map { [$0] } ?? [] }
-        dispatcher = Dispatcher(loop: loop, logger: logger, state: state, launcher: launcher, catalog: catalog,
+        launchers = HandlerLaunchers(loop: loop, logger: logger, processes: launcher, maxProcesses: settings.maxConcurrent)
+        dispatcher = Dispatcher(loop: loop, logger: logger, state: state, launcher: launchers, catalog: catalog,
                                 limits: .init(maxConcurrent: settings.maxConcurrent, retryPolicy: settings.retryPolicy,
                                               defaultTimeout: settings.defaultTimeout))
         router = Router(loop: loop, logger: logger, state: state, inspector: TypeInspector(sniffer: sniffer), reader: reader,
@@ -72,7 +75,12 @@ public final class Agent {
             self.status.updateSoon()
             self.trimWhenIdle()
         }
-        dispatcher.drained = { [unowned self] in self.loop.exit(code: self.exitCode) }
+        dispatcher.drained = { [unowned self] in
+            // Nothing is in flight: resident instances are told to exit (end of file) rather than left to die with us.
+            self.launchers.resident.stopAll()
+            self.loop.exit(code: self.exitCode)
+        }
+        launchers.resident.changed = { [unowned self] in self.status.updateSoon() }
         sniffer?.lost = { [unowned self] in
             self.exitCode = EXIT_FAILURE
             self.beginDraining(reason: "no content sniffer")
@@ -203,6 +211,7 @@ public final class Agent {
         status.stateDirectory = settings.stateDirectory
         status.queued = dispatcher.queuedCount
         status.inFlight = dispatcher.inFlight(now: now)
+        status.instances = launchers.resident.instances(now: now)
         status.failed = StateDirectories.visibleCount(state.failed)
         status.unhandled = StateDirectories.visibleCount(state.unhandled)
         status.landlockABI = landlockABI

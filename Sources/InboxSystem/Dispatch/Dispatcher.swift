@@ -68,6 +68,9 @@ final class Dispatcher {
     private var queue = DeliveryQueue<Entry>()
     private var running: [String: Running] = [:]
     private var runningPerHandler: [String: Int] = [:]
+    /// Running deliveries that share a process (a resident instance, a batch): MaxConcurrent= and the agent's limit
+    /// count processes, so these count against their handler's delivery capacity only.
+    private var sharing: Set<String> = []
     private var waiting: [String: (entry: Entry, timer: EventSource)] = [:]
     private var nextSequence: UInt64 = 0
     private var draining = false
@@ -108,10 +111,10 @@ final class Dispatcher {
     /// Starts queued deliveries while the global and per-handler limits allow, oldest first.
     func launchReady() {
         guard !draining else { return }
-        while running.count < limits.maxConcurrent {
-            guard let entry = queue.popNext(where: { [unowned self] handler in
-                self.runningPerHandler[handler, default: 0] < self.limit(for: handler)
-            }) else { break }
+        while let entry = queue.popNext(where: { [unowned self] handler in
+            self.runningPerHandler[handler, default: 0] < self.limit(for: handler)
+                && (self.running.count - self.sharing.count < self.limits.maxConcurrent || self.sharesProcesses(handler))
+        }) {
             start(entry)
         }
         if queue.count <= limits.lowWater { roomForIntake() }
@@ -119,7 +122,14 @@ final class Dispatcher {
     }
 
     private func limit(for handler: String) -> Int {
-        catalog.registration(handler)?.maxConcurrent ?? limits.maxConcurrent
+        guard let registration = catalog.registration(handler) else { return limits.maxConcurrent }
+        return registration.deliveryCapacity(processes: min(registration.maxConcurrent ?? .max, limits.maxConcurrent))
+    }
+
+    /// A resident handler, or one whose Exec= takes a list: its deliveries share processes.
+    private func sharesProcesses(_ handler: String) -> Bool {
+        guard let registration = catalog.registration(handler) else { return false }
+        return registration.activation == .resident || registration.batchSize > 1
     }
 
     private func start(_ queued: Entry) {
@@ -149,6 +159,7 @@ final class Dispatcher {
             let run = Running(entry: entry, attempt: launched, started: started, copy: copy)
             running[id] = run
             runningPerHandler[handler, default: 0] += 1
+            if sharesProcesses(handler) { sharing.insert(id) }
             // TimeoutSec=infinity in the registration turns the agent's default off for this handler.
             if let timeout = registration.timeoutDisabled ? nil : registration.timeout ?? limits.defaultTimeout {
                 run.timer = try? loop.addTimer(after: timeout) { [unowned self, unowned run] in self.timedOut(run) }
@@ -233,6 +244,7 @@ final class Dispatcher {
     private func ended(_ id: String, outcome: DeliveryOutcome) {
         guard let run = running.removeValue(forKey: id) else { return }
         runningPerHandler[run.entry.handler, default: 1] -= 1
+        sharing.remove(id)
         run.timer = nil
         let violation = integrityViolation(of: run)
         // A writer that broke the lease waits (up to the kernel's lease-break-time) until this close.
@@ -311,6 +323,16 @@ final class Dispatcher {
             nextSequence += 1
             var again = entry
             again.sequence = nextSequence
+            queue.append(again)
+        case .requeueAlone(let outcome):
+            if logger.isEnabled(.debug) {
+                logger.log(.debug, "\(delivery.handler) \(outcome.phrase); \(delivery.name) goes again on its own",
+                           fields: delivery.journalFields())
+            }
+            nextSequence += 1
+            var again = entry
+            again.sequence = nextSequence
+            again.delivery.alone = true
             queue.append(again)
         case .cancelRetry:
             waiting[delivery.id] = nil

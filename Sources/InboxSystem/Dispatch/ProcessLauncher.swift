@@ -9,12 +9,14 @@ final class ProcessLauncher: Launcher {
     /// One handler process.
     final class Attempt: LaunchedAttempt {
         let pid: Int32
-        /// What it delivers (its journal fields name the relay's entry, built only if there is one).
+        /// What it delivers (its journal fields name the relay's entry, built only if there is one); the first file of
+        /// a batch.
         let delivery: Delivery
         var childSource: EventSource?
         /// Its stdout and stderr; finished when it exits.
         var output: OutputRelay?
 
+        /// It runs under Landlock rules that refuse it any write to its Inbox copy.
         let sandboxed: Bool
 
         init(pid: Int32, delivery: Delivery, sandboxed: Bool) {
@@ -39,6 +41,8 @@ final class ProcessLauncher: Launcher {
     private let landlockMode: LandlockMode
     /// The agent's own children that are not handlers (its content sniffer): never taken for leftovers.
     private let ownChildren: () -> [pid_t]
+    /// Resident handlers' instances: children of the agent that the resident launcher watches and reaps.
+    var residentChildren: () -> [pid_t] = { [] }
     private var catalog: HandlerCatalog
     private var running: [pid_t: Attempt] = [:]
     /// Child sources that only reap orphans the agent inherited as a subreaper and killed.
@@ -93,53 +97,42 @@ final class ProcessLauncher: Launcher {
 
     func start(_ delivery: Delivery, registration: HandlerRegistration, container: Container,
                ended: @escaping (DeliveryOutcome) -> Void) -> LaunchStart {
-        var identity: Identity?
-        switch catalog.identities[delivery.handler] {
-        case .success(let resolved)?: identity = resolved
-        case .failure(let error)?: return .failed(error.description)
-        case nil: break
-        }
-        var ruleset: LandlockRuleset?
-        if landlockABI > 0 {
-            do throws(SystemError) {
-                ruleset = try sandbox(for: registration, in: container)
-            } catch {
-                return .failed("cannot build its Landlock ruleset: \(error)")
+        start([delivery], registration: registration, container: container) { status in
+            switch status {
+            case .exited(let code): ended(.exited(code))
+            case .signaled(let signal): ended(.signaled(signal))
             }
-        } else if landlockMode == .require || registration.requiresLandlock {
-            let why = registration.requiresLandlock ? "its registration says RequireLandlock=yes" : "Landlock=require"
-            return .refused("refused: \(why), and Landlock is not available")
         }
-        let output: OutputRelay
-        do {
-            output = try OutputRelay(loop: loop, logger: logger, stream: logger.outputStream(for: delivery.handler),
-                                     limit: registration.outputLimit)
-        } catch {
-            return .failed("\(error)")
+    }
+
+    /// Starts one process for a batch (Exec= with %F or %U): the files as arguments, a JSON array on stdin, and the
+    /// environment of the handler without a file's INBOX_* variables (INBOX_BATCH_SIZE instead). `ended` is called once.
+    func startBatch(_ deliveries: [Delivery], registration: HandlerRegistration, container: Container,
+                    ended: @escaping (ExitStatus) -> Void) -> LaunchStart {
+        start(deliveries, registration: registration, container: container, ended: ended)
+    }
+
+    private func start(_ deliveries: [Delivery], registration: HandlerRegistration, container: Container,
+                       ended: @escaping (ExitStatus) -> Void) -> LaunchStart {
+        let delivery = deliveries[0]
+        let single = deliveries.count == 1 && !registration.exec.takesFileList
+        let stdinDocument = single ? delivery.stdinDocument() : Delivery.batchDocument(deliveries)
+        let spawned = spawnHandler(registration, container: container, stdin: stdinDocument) { identity, stdin, output in
+            if single {
+                return SpawnRequest(handler: registration, delivery: delivery, tmp: container.tmp, identity: identity,
+                                    standardInput: stdin, output: output)
+            }
+            return SpawnRequest(handler: registration, batch: deliveries, container: container, identity: identity,
+                                standardInput: stdin, output: output)
         }
-        // The handler has its end; once it runs (or could not be started), the agent closes its copy.
-        defer { output.handlerEnd.close() }
-        let process: SpawnedProcess
-        do {
-            let stdin = try makeStandardInput(name: "inboxd-delivery", contents: delivery.stdinDocument())
-            defer { stdin.close() }
-            var request = SpawnRequest(handler: registration, delivery: delivery, tmp: container.tmp, identity: identity,
-                                       standardInput: stdin, output: output.handlerEnd)
-            request.workingDirectory = container.documents
-            request.landlockRuleset = ruleset?.descriptor
-            // A handler dies with the agent, so a crash cannot leave it running beside the redelivery of its file.
-            // PR_SET_PDEATHSIG fires when the spawning *thread* exits; the agent is single-threaded (its one thread
-            // lives as long as it does). The child sets it after its credential change and checks the parent is still
-            // there (spawn.c); what the handler starts itself is stopped at the next start (stopEarlierRun).
-            request.parentDeathSignal = SIGKILL
-            process = try spawn(request)
-        } catch {
-            output.finish(fields: [], closed: { _ in })
-            return .failed("\(error)")
+        let started: SpawnedHandler
+        switch spawned {
+        case .failure(.refused(let reason)): return .refused(reason)
+        case .failure(.failed(let reason)): return .failed(reason)
+        case .success(let handler): started = handler
         }
-        // The event loop watches the child through a pidfd of its own; ours is not needed.
-        process.pidfd.close()
-        let attempt = Attempt(pid: process.pid, delivery: delivery, sandboxed: ruleset != nil)
+        let process = started.process, output = started.output
+        let attempt = Attempt(pid: process.pid, delivery: delivery, sandboxed: started.sandboxed)
         attempt.output = output
         do {
             let source = try loop.addChild(pid: process.pid) { [unowned self, unowned attempt] status in
@@ -158,12 +151,90 @@ final class ProcessLauncher: Launcher {
         return .started(attempt)
     }
 
+    /// A handler process `spawnHandler` started: the caller watches it and finishes its output.
+    struct SpawnedHandler {
+        let process: SpawnedProcess
+        let output: OutputRelay
+        /// It runs under its Landlock ruleset (read and remove only in its Inbox).
+        let sandboxed: Bool
+    }
+
+    /// Why `spawnHandler` started nothing: as `LaunchStart.refused` and `.failed`.
+    enum SpawnFailure: Error {
+        case refused(String)
+        case failed(String)
+    }
+
+    /// The one way a handler process is started, for a file, a batch or a resident instance: its identity, its
+    /// Landlock ruleset (or the refusal when one is required and missing), its Documents/ as working directory, its
+    /// stdout and stderr into a new `OutputRelay`, `stdin` as a sealed memory file, and death with the agent. `request`
+    /// makes the rest of the request from the identity and the two descriptors. The child source is the caller's.
+    func spawnHandler(_ registration: HandlerRegistration, container: Container, stdin stdinDocument: [UInt8],
+                      request makeRequest: (Identity?, FileDescriptor, FileDescriptor) -> SpawnRequest,
+                      adjust: (inout SpawnRequest) -> Void = { _ in })
+        -> Result<SpawnedHandler, SpawnFailure> {
+        var identity: Identity?
+        switch catalog.identities[registration.identifier] {
+        case .success(let resolved)?: identity = resolved
+        case .failure(let error)?: return .failure(.failed(error.description))
+        case nil: break
+        }
+        var ruleset: LandlockRuleset?
+        if landlockABI > 0 {
+            do throws(SystemError) {
+                ruleset = try sandbox(for: registration, in: container)
+            } catch {
+                return .failure(.failed("cannot build its Landlock ruleset: \(error)"))
+            }
+        } else if landlockMode == .require || registration.requiresLandlock {
+            let why = registration.requiresLandlock ? "its registration says RequireLandlock=yes" : "Landlock=require"
+            return .failure(.refused("refused: \(why), and Landlock is not available"))
+        }
+        let output: OutputRelay
+        do {
+            output = try OutputRelay(loop: loop, logger: logger, stream: logger.outputStream(for: registration.identifier),
+                                     limit: registration.outputLimit)
+        } catch {
+            return .failure(.failed("\(error)"))
+        }
+        // The handler has its end; once it runs (or could not be started), the agent closes its copy.
+        defer { output.handlerEnd.close() }
+        let process: SpawnedProcess
+        do {
+            let stdin = try makeStandardInput(name: "inboxd-delivery", contents: stdinDocument)
+            defer { stdin.close() }
+            var request = makeRequest(identity, stdin, output.handlerEnd)
+            request.workingDirectory = container.documents
+            request.landlockRuleset = ruleset?.descriptor
+            // A handler dies with the agent, so a crash cannot leave it running beside the redelivery of its file.
+            // PR_SET_PDEATHSIG fires when the spawning *thread* exits; the agent is single-threaded (its one thread
+            // lives as long as it does). The child sets it after its credential change and checks the parent is still
+            // there (spawn.c); what the handler starts itself is stopped at the next start (stopEarlierRun).
+            request.parentDeathSignal = SIGKILL
+            adjust(&request)
+            process = try spawn(request)
+        } catch {
+            output.finish(fields: [], closed: { _ in })
+            return .failure(.failed("\(error)"))
+        }
+        // The event loop watches the child through a pidfd of its own; ours is not needed.
+        process.pidfd.close()
+        return .success(SpawnedHandler(process: process, output: output, sandboxed: ruleset != nil))
+    }
+
+    /// Every handler process it starts runs under Landlock (a ruleset that cannot be built fails the start), so an
+    /// attempt of a batch or a resident instance is known to be sandboxed before its process exists.
+    var sandboxesHandlers: Bool { landlockABI > 0 }
+
+    /// Pids of handler processes that are the launcher's own (its child sources reap them).
+    var pids: [pid_t] { Array(running.keys) }
+
     func signal(_ attempt: LaunchedAttempt, _ signal: DeliveryLifecycle.StopSignal) {
         guard let attempt = attempt as? Attempt else { return }
         attempt.signalGroup(signal == .terminate ? SIGTERM : SIGKILL)
     }
 
-    private func exited(_ attempt: Attempt, status: ExitStatus, ended: (DeliveryOutcome) -> Void) {
+    private func exited(_ attempt: Attempt, status: ExitStatus, ended: (ExitStatus) -> Void) {
         running[attempt.pid] = nil
         // Whatever the handler left running in its group goes with it; with an identity of its own and no other
         // delivery of it running, so does every process of that identity (a daemon too).
@@ -171,10 +242,7 @@ final class ProcessLauncher: Launcher {
         killLeftovers(of: attempt)
         attempt.childSource = nil
         finishOutput(of: attempt)
-        switch status {
-        case .exited(let code): ended(.exited(code))
-        case .signaled(let signal): ended(.signaled(signal))
-        }
+        ended(status)
     }
 
     /// Reads what the handler left in its pipe and says what was dropped; a relay the journal still pushes back on
@@ -182,8 +250,13 @@ final class ProcessLauncher: Launcher {
     private func finishOutput(of attempt: Attempt) {
         guard let output = attempt.output else { return }
         attempt.output = nil
+        finish(output, fields: attempt.delivery.journalFields())
+    }
+
+    /// Finishes a relay of a process that exited, keeping it until the journal took the rest.
+    func finish(_ output: OutputRelay, fields: @autoclosure () -> JournalFields) {
         flushing[ObjectIdentifier(output)] = output
-        output.finish(fields: attempt.delivery.journalFields()) { [unowned self] relay in self.flushing[ObjectIdentifier(relay)] = nil }
+        output.finish(fields: fields()) { [unowned self] relay in self.flushing[ObjectIdentifier(relay)] = nil }
     }
 
     /// Stops what a finished handler left running once nothing else of its identity runs: with an identity of its
@@ -192,7 +265,7 @@ final class ProcessLauncher: Launcher {
     private func killLeftovers(of attempt: Attempt) {
         // Anything a handler left running has an ancestor that is now the agent's child (it is a subreaper): with no
         // such child, nothing was left, and no /proc scan is needed.
-        let tracked = Set(running.keys).union([attempt.pid]).union(ownChildren())
+        let tracked = Set(running.keys).union([attempt.pid]).union(ownChildren()).union(residentChildren())
         let inherited = Leftovers.children().filter { !tracked.contains($0) }
         guard !inherited.isEmpty else { return }
         let uid = uid(of: attempt.handler)

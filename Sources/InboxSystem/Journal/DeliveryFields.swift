@@ -18,7 +18,11 @@ extension Delivery {
 extension DeliveryOutcome {
     /// INBOX_EXIT_STATUS: the exit status, when the handler exited.
     public var exitStatusField: String? {
-        if case .exited(let code) = self { String(code) } else { nil }
+        switch self {
+        case .exited(let code): String(code)
+        case .batchFailed(let outcome): outcome.exitStatusField
+        default: nil
+        }
     }
 
     /// How an attempt ended, as a phrase: "exited with status 1", "timed out".
@@ -29,6 +33,9 @@ extension DeliveryOutcome {
         case .signaled(let signal): "was killed by signal \(signal)"
         case .timedOut: "timed out"
         case .spawnFailed(let reason): "could not be started (\(reason))"
+        case .failedAnswer(let reason): reason.isEmpty ? "answered failed" : "answered failed (\(reason))"
+        case .unanswered(let why): "gave no answer (\(why))"
+        case .batchFailed(let outcome): "\(outcome.phrase) in a batch"
         }
     }
 }

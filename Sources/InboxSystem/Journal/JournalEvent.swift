@@ -5,9 +5,21 @@ public enum JournalEvent: String, Sendable, CaseIterable {
     case registrationError = "registration-error"
     case overflow, started, stopping
     case outputDropped = "output-dropped"
+    /// A resident handler's instance started, stopped (the agent stopped it: idle, reload, timeout, shutdown), or
+    /// ended on its own (crashed).
+    case instanceStarted = "instance-started"
+    case instanceStopped = "instance-stopped"
+    case instanceCrashed = "instance-crashed"
 
     /// 128-bit id in journal form; the last digit tells the kinds apart.
     public var messageID: String {
+        // Sixteen kinds filled the first prefix; the instance events have the next one.
+        switch self {
+        case .instanceStarted: return "3b0a2c9d6e1f4a7b8c5d2e0f1a3b4c61"
+        case .instanceStopped: return "3b0a2c9d6e1f4a7b8c5d2e0f1a3b4c62"
+        case .instanceCrashed: return "3b0a2c9d6e1f4a7b8c5d2e0f1a3b4c63"
+        default: break
+        }
         let digit: String = switch self {
         case .arrived: "1"
         case .dispatched: "2"
@@ -25,6 +37,7 @@ public enum JournalEvent: String, Sendable, CaseIterable {
         case .stopping: "e"
         case .mismatch: "f"
         case .outputDropped: "0"
+        case .instanceStarted, .instanceStopped, .instanceCrashed: ""
         }
         return "3b0a2c9d6e1f4a7b8c5d2e0f1a3b4c5" + digit
     }

@@ -9,11 +9,40 @@ extension SpawnRequest {
                 passing: [String] = [], standardInput: FileDescriptor, output: FileDescriptor) {
         let arguments = registration.exec.expand(ExecFields(path: delivery.path, contentType: delivery.contentType,
                                                             sourceApp: delivery.sourceApp))
+        self.init(registration, arguments: arguments, tmp: tmp, identity: identity, passing: passing,
+                  delivery: delivery.environment(), standardInput: standardInput, output: output)
+    }
+
+    /// A batch's process (Exec= with %F or %U): the files as arguments; instead of one file's INBOX_* variables,
+    /// `INBOX_HANDLER`, `INBOX_DOCUMENTS` and `INBOX_BATCH_SIZE` (the files are in the JSON array on stdin).
+    init(handler registration: HandlerRegistration, batch: [Delivery], container: Container, identity: Identity?,
+         standardInput: FileDescriptor, output: FileDescriptor) {
+        let arguments = registration.exec.expand(batch: batch.map(\.path))
+        self.init(registration, arguments: arguments, tmp: container.tmp, identity: identity, passing: [],
+                  delivery: ["INBOX_BATCH_SIZE=\(batch.count)", "INBOX_DOCUMENTS=\(container.documents)",
+                             "INBOX_HANDLER=\(registration.identifier)"],
+                  standardInput: standardInput, output: output)
+    }
+
+    /// A resident instance (Activation=resident): Exec= as it stands (it names no file), `INBOX_HANDLER` and
+    /// `INBOX_DOCUMENTS`, and `socket` as fd 3 for socket activation (docs/handler-protocol.md).
+    init(resident registration: HandlerRegistration, container: Container, identity: Identity?, socket: FileDescriptor,
+         standardInput: FileDescriptor, output: FileDescriptor) {
+        let arguments = registration.exec.expand(batch: [])
+        self.init(registration, arguments: arguments, tmp: container.tmp, identity: identity, passing: [],
+                  delivery: ["INBOX_DOCUMENTS=\(container.documents)", "INBOX_HANDLER=\(registration.identifier)"],
+                  standardInput: standardInput, output: output)
+        listenSocket = socket
+        listenName = "inbox"
+    }
+
+    private init(_ registration: HandlerRegistration, arguments: [String], tmp: String, identity: Identity?,
+                 passing: [String], delivery: [String], standardInput: FileDescriptor, output: FileDescriptor) {
         var environment = ["PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin", "TMPDIR=\(tmp)"]
         if !passing.contains(where: { $0.hasPrefix("LANG=") }) { environment.append("LANG=C.UTF-8") }
         environment += passing
         environment += registration.environment.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }
-        environment += delivery.environment()
+        environment += delivery
         if let identity { environment += ["HOME=\(identity.home)", "USER=\(identity.name)"] }
         self.init(executablePath: arguments[0], arguments: arguments, environment: environment,
                   standardInput: standardInput, standardOutput: output, standardError: output)

@@ -15,7 +15,7 @@ public struct SpawnedProcess: Sendable, Hashable {
 
 /// Starts the request's executable and returns once it has exec'd; a failure in the child (bad uid,
 /// missing executable, ...) is thrown here with the failing step, and leaves no process behind.
-/// The child starts a new session with fds 0, 1, 2 only, an empty signal mask, default signal dispositions
+/// The child starts a new session with fds 0, 1, 2 only (and 3 with `listenSocket`), an empty signal mask, default signal dispositions
 /// and `no_new_privs` set. Safe to call from several threads at once.
 public func spawn(_ request: SpawnRequest) throws(SpawnError) -> SpawnedProcess {
     let path = request.executablePath
@@ -58,11 +58,17 @@ private struct LaunchResult {
 /// request, and calls `inbox_spawn`, all inside one scope: no pointer outlives it.
 private func launch(_ request: SpawnRequest) -> LaunchResult {
     let argc = request.arguments.count
-    let envc = request.environment.count
+    // Socket activation adds LISTEN_FDS and LISTEN_FDNAMES, and LISTEN_PID with room for the digits the child writes.
+    var environment = request.environment
+    if request.listenSocket != nil {
+        environment = environment.filter { !$0.hasPrefix("LISTEN_") }
+        environment += ["LISTEN_FDS=1", "LISTEN_FDNAMES=\(request.listenName)", listenPIDPlaceholder]
+    }
+    let envc = environment.count
     var byteCount = request.executablePath.utf8.count + 1
     if let directory = request.workingDirectory { byteCount += directory.utf8.count + 1 }
     for argument in request.arguments { byteCount += argument.utf8.count + 1 }
-    for variable in request.environment { byteCount += variable.utf8.count + 1 }
+    for variable in environment { byteCount += variable.utf8.count + 1 }
 
     let groups = request.supplementaryGroups ?? []
     let groupCount: CInt
@@ -80,7 +86,13 @@ private func launch(_ request: SpawnRequest) -> LaunchResult {
                 let envp = argv + argc + 1
                 for (index, argument) in request.arguments.enumerated() { argv[index] = strings.append(argument) }
                 argv[argc] = nil
-                for (index, variable) in request.environment.enumerated() { envp[index] = strings.append(variable) }
+                var listenPID: UnsafeMutablePointer<CChar>?
+                for (index, variable) in environment.enumerated() {
+                    envp[index] = strings.append(variable)
+                    if request.listenSocket != nil && variable == listenPIDPlaceholder {
+                        listenPID = envp[index]! + "LISTEN_PID=".utf8.count
+                    }
+                }
                 envp[envc] = nil
 
                 var c = inbox_spawn_request()
@@ -92,6 +104,8 @@ private func launch(_ request: SpawnRequest) -> LaunchResult {
                 c.stdout_fd = request.standardOutput.rawValue
                 c.stderr_fd = request.standardError.rawValue
                 c.landlock_ruleset_fd = request.landlockRuleset?.rawValue ?? -1
+                c.listen_fd = request.listenSocket?.rawValue ?? -1
+                c.listen_pid_digits = listenPID
                 c.uid = request.uid ?? uid_t.max  // (uid_t)-1: keep
                 c.gid = request.gid ?? gid_t.max
                 c.ngroups = groupCount
@@ -119,6 +133,9 @@ private func launch(_ request: SpawnRequest) -> LaunchResult {
         }
     }
 }
+
+/// LISTEN_PID= with room for the 20 digits the child writes over the blanks (spawn.c).
+private let listenPIDPlaceholder = "LISTEN_PID=" + String(repeating: " ", count: 20)
 
 /// Appends NUL-terminated copies of strings to a buffer sized for all of them (spawn, exec).
 struct CStringPacker {

@@ -30,6 +30,11 @@ public struct SpawnRequest: Sendable {
     /// Signal the child gets when the *thread* that spawned it exits (PR_SET_PDEATHSIG), not the process:
     /// spawn from a long-lived thread, never from a pool thread that may retire while the child runs.
     public var parentDeathSignal: CInt?
+    /// Socket activation (sd_listen_fds(3)): this descriptor becomes fd 3, and the environment gets `LISTEN_FDS=1`,
+    /// `LISTEN_PID=` the child's own pid (written by the child before it execs) and `LISTEN_FDNAMES=` `listenName`.
+    /// The caller keeps ownership.
+    public var listenSocket: FileDescriptor?
+    public var listenName = "inbox"
     /// Resource limits, set in order before the uid/gid change (so an agent with CAP_SYS_RESOURCE may raise
     /// hard limits for any user); at most `SpawnRequest.maximumResourceLimits`.
     public var resourceLimits: [ResourceLimit] = []

@@ -1,0 +1,273 @@
+import Glibc
+import InboxCore
+
+/// One running process of a resident handler and its end of the socket: it owns the messages in both directions
+/// (deliveries out, answers in, through event-loop io sources), the deliveries it holds unanswered, and its timers.
+/// What the launcher decides (which instance gets a delivery, when one starts, what an exit means) is not here.
+final class ResidentInstance {
+    let handler: String
+    let registration: HandlerRegistration
+    let pid: pid_t
+    let started: Duration
+    private let socket: MessageSocket
+    private let loop: EventLoop
+    private let logger: Logger
+    /// Sent (or waiting for room in the socket) and not answered, by delivery id.
+    private(set) var inFlight: [String: ResidentAttempt] = [:]
+    /// Messages the socket had no room for yet, oldest first; their descriptors are closed once sent.
+    private var outgoing: [(attempt: ResidentAttempt, message: [UInt8], file: FileDescriptor)] = []
+    /// Answered deliveries.
+    private(set) var served = 0
+    /// Takes no more deliveries: it is being stopped, or its registration changed.
+    private(set) var retired = false
+    /// Why it is being stopped, once it is; nil for an instance that ends on its own (a crash).
+    private(set) var stopReason: String?
+    /// The agent asked it to stop (idle, reload, timeout, shutdown), rather than seeing its socket close or fail: an
+    /// instance that broke its end stopped on its own, whatever the agent did about it.
+    private(set) var stoppedByAgent = false
+    var childSource: EventSource?
+    var output: OutputRelay?
+    private var readSource: EventSource?
+    private var writeSource: EventSource?
+    private var timer: EventSource?
+    private var malformedAnswers = 0
+
+    /// An answer arrived for one of its deliveries.
+    var answered: (ResidentInstance, ResidentAttempt, HandlerAnswer) -> Void = { _, _, _ in }
+    /// It holds nothing now (after an answer, or a send that failed).
+    var becameIdle: (ResidentInstance) -> Void = { _ in }
+
+    init(handler: String, registration: HandlerRegistration, pid: pid_t, socket: MessageSocket, loop: EventLoop,
+         logger: Logger) throws(SystemError) {
+        self.handler = handler
+        self.registration = registration
+        self.pid = pid
+        self.socket = socket
+        self.loop = loop
+        self.logger = logger
+        started = EventLoop.now()
+        readSource = try loop.addIO(socket.descriptor) { [unowned self] _ in self.readAnswers() }
+    }
+
+    deinit {
+        readSource = nil
+        writeSource = nil
+        for queued in outgoing { queued.file.close() }
+        socket.close()
+    }
+
+    var load: Int { inFlight.count }
+    var hasRoom: Bool { !retired && inFlight.count < registration.maxInFlight }
+
+    /// Sends one delivery: its stdin JSON object with `file` (the Inbox copy, read-only) attached. The descriptor is
+    /// the instance's to close: at once when sent, later when the socket had no room. False when the socket is
+    /// broken (the instance is then stopped, and the delivery is not its own).
+    func send(_ attempt: ResidentAttempt, file: FileDescriptor) -> Bool {
+        let message = attempt.delivery.stdinDocument()
+        if outgoing.isEmpty {
+            switch socket.send(message, attaching: file) {
+            case .sent:
+                file.close()
+                hold(attempt)
+                return true
+            case .wouldBlock:
+                break
+            case .failed(let error):
+                file.close()
+                stop(reason: "its socket failed (\(error))", byAgent: false)
+                return false
+            }
+        }
+        outgoing.append((attempt, message, file))
+        hold(attempt)
+        if writeSource == nil {
+            writeSource = try? loop.addIO(socket.descriptor, events: EventLoop.writable) { [unowned self] _ in
+                self.flushOutgoing()
+            }
+        }
+        return true
+    }
+
+    private func hold(_ attempt: ResidentAttempt) {
+        inFlight[attempt.delivery.id] = attempt
+        attempt.held(by: self)
+        timer = nil
+    }
+
+    private func flushOutgoing() {
+        while let first = outgoing.first {
+            switch socket.send(first.message, attaching: first.file) {
+            case .sent:
+                first.file.close()
+                outgoing.removeFirst()
+            case .wouldBlock:
+                return
+            case .failed(let error):
+                writeSource = nil
+                stop(reason: "its socket failed (\(error))", byAgent: false)
+                return
+            }
+        }
+        writeSource = nil
+    }
+
+    /// Reads every answer there is. Each is one message; what is not an answer to a delivery it holds is logged
+    /// (the first few per instance) and ignored.
+    private func readAnswers() {
+        while true {
+            switch socket.receive(capacity: HandlerAnswer.maximumSize + 1) {
+            case .message(let bytes):
+                switch HandlerAnswer.parse(bytes) {
+                case .success(let answer):
+                    guard let attempt = inFlight.removeValue(forKey: answer.deliveryID) else {
+                        ignored("an answer for \(answer.deliveryID.abbreviatedID), which it does not hold "
+                                + "(unknown, or answered already)")
+                        continue
+                    }
+                    served += 1
+                    if let index = outgoing.firstIndex(where: { $0.attempt === attempt }) {
+                        // Answered before it was even sent: the id was guessed, but the answer stands.
+                        outgoing.remove(at: index).file.close()
+                    }
+                    answered(self, attempt, answer)
+                case .failure(let error):
+                    ignored("a malformed answer (\(error))")
+                }
+            case .truncated:
+                ignored("a malformed answer (longer than \(HandlerAnswer.maximumSize) bytes)")
+            case .wouldBlock:
+                if inFlight.isEmpty { becameIdle(self) }
+                return
+            case .endOfFile:
+                readSource = nil
+                if stopReason == nil { stop(reason: "it closed its socket", byAgent: false) }
+                return
+            case .failed(let error):
+                readSource = nil
+                if stopReason == nil { stop(reason: "its socket failed (\(error))", byAgent: false) }
+                return
+            }
+        }
+    }
+
+    private func ignored(_ what: String) {
+        malformedAnswers += 1
+        guard malformedAnswers <= 10 else { return }
+        let more = malformedAnswers == 10 ? "; further ones are not logged" : ""
+        logger.log(.warning, "\(handler) (pid \(pid)) sent \(what), ignored\(more)",
+                   fields: ["INBOX_HANDLER": handler, "INBOX_PID": String(pid)])
+    }
+
+    /// Takes no more deliveries; what it holds it may still answer.
+    func retire() {
+        retired = true
+    }
+
+    /// Waits `after` for an instance with nothing in flight, then `stop`s it with `reason`.
+    func stopWhenIdle(after delay: Duration, reason: String) {
+        timer = try? loop.addTimer(after: delay, accuracy: .milliseconds(100)) { [unowned self] in
+            self.timer = nil
+            if self.inFlight.isEmpty { self.stop(reason: reason) }
+        }
+    }
+
+    /// Stops it: no more deliveries, end of file on its socket ("exit now"), SIGTERM after `grace`, SIGKILL after
+    /// as long again. Answers it still sends are read and count.
+    func stop(reason: String, grace: Duration = .seconds(5), byAgent: Bool = true) {
+        retired = true
+        guard stopReason == nil else { return }
+        stopReason = reason
+        stoppedByAgent = byAgent
+        socket.shutdownSending()
+        timer = try? loop.addTimer(after: grace) { [unowned self] in
+            self.signal(SIGTERM)
+            self.timer = try? self.loop.addTimer(after: grace) { [unowned self] in self.signal(SIGKILL) }
+        }
+    }
+
+    /// Stops it now with `signal` (a delivery timed out, or the agent's stop timeout passed).
+    func terminate(reason: String, signal number: CInt) {
+        retired = true
+        if stopReason == nil {
+            stopReason = reason
+            stoppedByAgent = true
+            socket.shutdownSending()
+        }
+        signal(number)
+        if number != SIGKILL && timer == nil {
+            timer = try? loop.addTimer(after: .seconds(5)) { [unowned self] in self.signal(SIGKILL) }
+        }
+    }
+
+    /// Signals its process group (it leads a session of its own), or the process alone.
+    func signal(_ number: CInt) {
+        if Signals.send(number, toGroup: pid) != nil { _ = Signals.send(number, to: pid) }
+    }
+
+    /// It exited: everything it held unanswered, for the launcher to end; its sources and descriptors go.
+    func exited() -> [ResidentAttempt] {
+        readSource = nil
+        writeSource = nil
+        timer = nil
+        childSource = nil
+        for queued in outgoing { queued.file.close() }
+        outgoing.removeAll()
+        let unanswered = inFlight.values.sorted { $0.sequence < $1.sequence }
+        inFlight.removeAll()
+        for attempt in unanswered { attempt.instance = nil }
+        return unanswered
+    }
+
+    /// For the status file.
+    func status(now: Duration) -> AgentStatus.Instance {
+        AgentStatus.Instance(handler: handler, pid: pid, inFlight: inFlight.count, served: served,
+                             ageUSec: Int64((now - started).microseconds), stopping: stopReason != nil || retired)
+    }
+}
+
+/// A delivery given to a resident handler, as the dispatcher knows it (`LaunchedAttempt`): waiting for an instance,
+/// or held by one until it answers or ends.
+final class ResidentAttempt: LaunchedAttempt {
+    let delivery: Delivery
+    let container: Container
+    /// Order of acceptance: pending deliveries go out, and unanswered ones come back, oldest first.
+    let sequence: UInt64
+    private let ended: (DeliveryOutcome) -> Void
+    /// The instance that holds it; nil while it waits for one.
+    weak var instance: ResidentInstance?
+    private(set) var isFinished = false
+
+    init(delivery: Delivery, container: Container, sequence: UInt64, sandboxed: Bool,
+         ended: @escaping (DeliveryOutcome) -> Void) {
+        self.delivery = delivery
+        self.container = container
+        self.sequence = sequence
+        self.sandboxed = sandboxed
+        self.ended = ended
+    }
+
+    var pid: Int32 { instance?.pid ?? 0 }
+    /// Whichever instance takes it runs under Landlock: known from the start, before one does.
+    let sandboxed: Bool
+
+    fileprivate func held(by instance: ResidentInstance) {
+        self.instance = instance
+    }
+
+    /// Reports how it ended, once.
+    func finish(_ outcome: DeliveryOutcome) {
+        guard !isFinished else { return }
+        isFinished = true
+        instance = nil
+        ended(outcome)
+    }
+}
+
+extension String {
+    /// A delivery id as a handler sent it, short enough for a log line.
+    fileprivate var abbreviatedID: String {
+        let printable = unicodeScalars.allSatisfy { $0.value >= 0x20 && $0.value < 0x7F }
+        let text = printable ? self : "(unprintable)"
+        return text.count > 40 ? String(text.prefix(37)) + "..." : text
+    }
+}

@@ -1,0 +1,295 @@
+import Glibc
+import InboxCore
+
+/// Delivers to handlers that stay running (`Activation=resident`, docs/handler-protocol.md): the second conformer of
+/// `Launcher`. It starts an instance when a delivery is ready and none has room (at most `Instances=`), through the
+/// same spawn path as a launched handler plus a `SOCK_SEQPACKET` socket as fd 3; sends each delivery as one message
+/// with the Inbox copy attached read-only; and ends the delivery when its answer comes, or when its instance ends
+/// without one. Which instance takes a delivery, when one starts, stops or is started again is decided here; the
+/// messages themselves are each `ResidentInstance`'s.
+final class ResidentLauncher: Launcher {
+    /// What is known of one resident handler: its instances and the deliveries waiting for room in one.
+    private final class Handler {
+        var registration: HandlerRegistration
+        var instances: [ResidentInstance] = []
+        /// Accepted deliveries no instance holds yet, oldest first.
+        var pending: [ResidentAttempt] = []
+        /// Instances in a row that ended on their own with work left: the back-off before the next start.
+        var failures = 0
+        var restartTimer: EventSource?
+
+        init(registration: HandlerRegistration) { self.registration = registration }
+
+        var live: [ResidentInstance] { instances.filter { !$0.retired } }
+    }
+
+    private let loop: EventLoop
+    private let logger: Logger
+    private let processes: ProcessLauncher
+    private var handlers: [String: Handler] = [:]
+    private var nextSequence: UInt64 = 0
+    /// Deliveries whose end is reported from the event loop rather than inside `start` (the dispatcher learns of a
+    /// started attempt only when `start` returns).
+    private var deferred: [(ResidentAttempt, DeliveryOutcome)] = []
+    private var deferSource: EventSource?
+    /// An instance started or ended: what the status shows changed.
+    var changed: () -> Void = {}
+
+    init(loop: EventLoop, logger: Logger, processes: ProcessLauncher) {
+        self.loop = loop
+        self.logger = logger
+        self.processes = processes
+    }
+
+    /// Every instance's pid: the agent's own children, never taken for what a handler left behind.
+    var pids: [pid_t] { handlers.values.flatMap { $0.instances.map(\.pid) } }
+
+    func start(_ delivery: Delivery, registration: HandlerRegistration, container: Container,
+               ended: @escaping (DeliveryOutcome) -> Void) -> LaunchStart {
+        let handler = handlers[delivery.handler] ?? Handler(registration: registration)
+        handlers[delivery.handler] = handler
+        nextSequence += 1
+        let attempt = ResidentAttempt(delivery: delivery, container: container, sequence: nextSequence,
+                                      sandboxed: processes.sandboxesHandlers, ended: ended)
+        handler.pending.append(attempt)
+        if let refusal = assign(handler) {
+            // Refused outright: the dispatcher fails it without waiting for an end.
+            deferred.removeAll { $0.0 === attempt }
+            return refusal
+        }
+        return .started(attempt)
+    }
+
+    /// Hands pending deliveries to instances with room, starting instances while fewer than Instances= run and every
+    /// one is busy. A start that fails ends what waits with that failure; a refusal (no Landlock where it is
+    /// required) is returned for the caller's own delivery.
+    private func assign(_ handler: Handler) -> LaunchStart? {
+        while let attempt = handler.pending.first {
+            let live = handler.live
+            var target = live.filter(\.hasRoom).min { $0.load < $1.load }
+            if (target == nil || target!.load > 0) && live.count < handler.registration.instances
+                && handler.restartTimer == nil {
+                switch startInstance(handler, container: attempt.container) {
+                case .success(let instance): target = instance
+                case .failure(.refused(let reason)):
+                    failPending(handler, .spawnFailed(reason))
+                    return .refused(reason)
+                case .failure(.failed(let reason)):
+                    failPending(handler, .spawnFailed(reason))
+                    return nil
+                }
+            }
+            guard let target else { return nil }
+            handler.pending.removeFirst()
+            send(attempt, to: target, of: handler)
+        }
+        return nil
+    }
+
+    private func send(_ attempt: ResidentAttempt, to instance: ResidentInstance, of handler: Handler) {
+        // A descriptor of its own for the handler, opened read-only whatever the file's mode: it can read the copy
+        // and never write it. Opened as intake opens (no links followed, a regular file with one link).
+        let file: FileDescriptor
+        switch attempt.container.inbox.openRegular(Array(attempt.delivery.name.utf8)) {
+        case .opened(let opened): file = opened.descriptor
+        case .gone: return finishLater(attempt, .spawnFailed("its Inbox copy is gone"))
+        case .refused(let kind): return finishLater(attempt, .spawnFailed("its Inbox copy is a \(kind.rawValue)"))
+        case .failed(let error): return finishLater(attempt, .spawnFailed("cannot open its Inbox copy: \(error)"))
+        }
+        if !instance.send(attempt, file: file) {
+            // Its socket broke: the delivery waits for another instance (or the one started when this one is gone).
+            handler.pending.insert(attempt, at: 0)
+        }
+    }
+
+    private func startInstance(_ handler: Handler, container: Container)
+        -> Result<ResidentInstance, ProcessLauncher.SpawnFailure> {
+        let registration = handler.registration
+        let ends: (agent: MessageSocket, instance: FileDescriptor)
+        do {
+            ends = try MessageSocket.pair()
+        } catch {
+            return .failure(.failed("\(error)"))
+        }
+        defer { ends.instance.close() }
+        let spawned = processes.spawnHandler(registration, container: container, stdin: []) { identity, stdin, output in
+            SpawnRequest(resident: registration, container: container, identity: identity, socket: ends.instance,
+                         standardInput: stdin, output: output)
+        }
+        let started: ProcessLauncher.SpawnedHandler
+        switch spawned {
+        case .failure(let failure):
+            ends.agent.close()
+            return .failure(failure)
+        case .success(let handler): started = handler
+        }
+        let process = started.process, output = started.output
+        let instance: ResidentInstance
+        do {
+            instance = try ResidentInstance(handler: registration.identifier, registration: registration, pid: process.pid,
+                                            socket: ends.agent, loop: loop, logger: logger)
+            let source = try loop.addChild(pid: process.pid) { [unowned self, unowned instance] status in
+                self.exited(instance, status: status)
+            }
+            source.setPriority(EventPriority.childExit)
+            instance.childSource = source
+        } catch {
+            _ = Signals.send(SIGKILL, to: process.pid)
+            _ = waitForExit(pid: process.pid)
+            output.finish(fields: [], closed: { _ in })
+            return .failure(.failed("\(error)"))
+        }
+        instance.output = output
+        instance.answered = { [unowned self] instance, attempt, answer in self.answered(instance, attempt, answer) }
+        instance.becameIdle = { [unowned self] instance in self.idle(instance) }
+        handler.instances.append(instance)
+        changed()
+        logger.log(.info, "Started \(registration.identifier) (pid \(process.pid)) for its deliveries",
+                   event: .instanceStarted,
+                   fields: ["INBOX_HANDLER": registration.identifier, "INBOX_PID": String(process.pid),
+                            "INBOX_INSTANCES": String(handler.instances.count)])
+        return .success(instance)
+    }
+
+    private func answered(_ instance: ResidentInstance, _ attempt: ResidentAttempt, _ answer: HandlerAnswer) {
+        handlers[instance.handler]?.failures = 0
+        attempt.finish(answer.outcome)
+        if let handler = handlers[instance.handler] { _ = assign(handler) }
+    }
+
+    /// Nothing in flight: a retired instance goes now; another after IdleExitSec=.
+    private func idle(_ instance: ResidentInstance) {
+        guard instance.stopReason == nil else { return }
+        if instance.retired {
+            instance.stop(reason: "its registration changed")
+        } else if let idleExit = instance.registration.idleExit {
+            instance.stopWhenIdle(after: idleExit, reason: "idle for \(idleExit.shortDescription)")
+        }
+    }
+
+    private func exited(_ instance: ResidentInstance, status: ExitStatus) {
+        // What it started in its session goes with it.
+        instance.signal(SIGKILL)
+        let unanswered = instance.exited()
+        if let output = instance.output {
+            instance.output = nil
+            processes.finish(output, fields: [("INBOX_HANDLER", instance.handler), ("INBOX_PID", String(instance.pid))])
+        }
+        let handler = handlers[instance.handler]
+        handler?.instances.removeAll { $0 === instance }
+        let fields: KeyValuePairs<String, String?> = [
+            "INBOX_HANDLER": instance.handler, "INBOX_PID": String(instance.pid), "INBOX_EXIT_STATUS": status.exitCode,
+            "INBOX_SERVED": String(instance.served), "INBOX_UNANSWERED": String(unanswered.count)]
+        let outcome: DeliveryOutcome
+        switch status {
+        case .signaled(let signal): outcome = .signaled(signal)
+        case .exited(let code): outcome = .unanswered("its instance exited with status \(code)")
+        }
+        if let reason = instance.stopReason, instance.stoppedByAgent {
+            logger.log(.info, "Stopped \(instance.handler) (pid \(instance.pid)): \(reason); it \(status)",
+                       event: .instanceStopped, fields: fields)
+        } else {
+            let left = unanswered.isEmpty ? "" : "; \(unanswered.count) unanswered deliver\(unanswered.count == 1 ? "y" : "ies") go again"
+            let how = instance.stopReason.map { " (\($0))" } ?? ""
+            // An instance that exits 0 with nothing left unanswered merely chose to go.
+            let clean = unanswered.isEmpty && status == .exited(0)
+            logger.log(clean ? .info : .warning, "\(instance.handler) (pid \(instance.pid)) \(status) on its own\(how)\(left)",
+                       event: .instanceCrashed, fields: fields)
+            if let handler, !unanswered.isEmpty || !handler.pending.isEmpty {
+                handler.failures += 1
+                scheduleRestart(handler)
+            }
+        }
+        for attempt in unanswered { attempt.finish(outcome) }
+        changed()
+        if let handler {
+            if handler.instances.isEmpty && handler.pending.isEmpty && handler.restartTimer == nil,
+               let identifier = handlers.first(where: { $0.value === handler })?.key {
+                handlers[identifier] = nil
+            } else {
+                _ = assign(handler)
+            }
+        }
+    }
+
+    /// After instances ended on their own with work left, the next starts after 100 ms, doubling to at most 30 s.
+    private func scheduleRestart(_ handler: Handler) {
+        guard handler.restartTimer == nil else { return }
+        let delay = Duration.milliseconds(100 * (1 << min(handler.failures - 1, 9)))
+        handler.restartTimer = try? loop.addTimer(after: min(delay, .seconds(30)), accuracy: .milliseconds(10)) {
+            [unowned self, unowned handler] in
+            handler.restartTimer = nil
+            _ = self.assign(handler)
+        }
+    }
+
+    private func failPending(_ handler: Handler, _ outcome: DeliveryOutcome) {
+        let failing = handler.pending
+        handler.pending.removeAll()
+        for attempt in failing { finishLater(attempt, outcome) }
+    }
+
+    private func finishLater(_ attempt: ResidentAttempt, _ outcome: DeliveryOutcome) {
+        deferred.append((attempt, outcome))
+        guard deferSource == nil else { return }
+        deferSource = try? loop.addDefer { [unowned self] in
+            self.deferSource = nil
+            let due = self.deferred
+            self.deferred.removeAll()
+            for (attempt, outcome) in due { attempt.finish(outcome) }
+        }
+    }
+
+    /// A delivery's TimeoutSec= passed (or the agent's stop timeout): its instance is stopped, and what it held
+    /// unanswered ends with it. One still waiting for an instance just ends.
+    func signal(_ attempt: LaunchedAttempt, _ signal: DeliveryLifecycle.StopSignal) {
+        guard let attempt = attempt as? ResidentAttempt, !attempt.isFinished else { return }
+        guard let instance = attempt.instance else {
+            handlers[attempt.delivery.handler]?.pending.removeAll { $0 === attempt }
+            finishLater(attempt, .signaled(signal == .terminate ? SIGTERM : SIGKILL))
+            return
+        }
+        instance.terminate(reason: "delivery \(attempt.delivery.id) of \(attempt.delivery.name) got no answer in time",
+                           signal: signal == .terminate ? SIGTERM : SIGKILL)
+    }
+
+    /// A reload: instances of a registration that changed take no more deliveries and stop once they have answered
+    /// what they hold; new deliveries start new instances. Those of a registration that is gone do the same, and
+    /// what waits for them ends (to be routed again).
+    func use(_ catalog: HandlerCatalog) {
+        for (identifier, handler) in handlers {
+            let current = catalog.registration(identifier)
+            guard current != handler.registration else { continue }
+            for instance in handler.instances where !instance.retired {
+                instance.retire()
+                if instance.load == 0 { instance.stop(reason: "its registration changed") }
+            }
+            if let current, current.activation == .resident {
+                handler.registration = current
+                _ = assign(handler)
+            } else {
+                failPending(handler, .unanswered("its registration changed"))
+            }
+        }
+    }
+
+    /// The agent stops: every instance gets end of file and, after a short grace, SIGTERM.
+    func stopAll() {
+        for handler in handlers.values {
+            handler.restartTimer = nil
+            for instance in handler.instances { instance.stop(reason: "the agent is stopping", grace: .seconds(1)) }
+        }
+    }
+
+    /// Instances for the status file, oldest first.
+    func instances(now: Duration) -> [AgentStatus.Instance] {
+        handlers.values.flatMap(\.instances).sorted { $0.started < $1.started }.map { $0.status(now: now) }
+    }
+}
+
+extension ExitStatus {
+    /// INBOX_EXIT_STATUS: the code, when it exited.
+    fileprivate var exitCode: String? {
+        if case .exited(let code) = self { String(code) } else { nil }
+    }
+}
