@@ -37,7 +37,9 @@ let package = Package(
                           path: "bench/resolution"),
         // The resident handler protocol (docs/handler-protocol.md) from the handler's side; no Foundation.
         .target(name: "InboxHandlerKit", dependencies: ["InboxCore", "CShims"]),
-        .executableTarget(name: "inboxd-example-checksum", dependencies: ["InboxHandlerKit"], path: "handlers.d/src/checksum"),
+        // Linked like the agent: the package ships it as an example handler, and Swift is no Debian package.
+        .executableTarget(name: "inboxd-example-checksum", dependencies: ["InboxHandlerKit"], path: "handlers.d/src/checksum",
+                          linkerSettings: [.unsafeFlags(["-static-stdlib"], .when(configuration: .release))]),
         .testTarget(name: "InboxCoreTests", dependencies: ["InboxCore"]),
         .testTarget(name: "InboxSystemTests", dependencies: ["InboxSystem", "InboxCore"]),
         .testTarget(name: "IntegrationTests", dependencies: ["inboxd", "inboxctl", "inboxd-example-checksum", "InboxCore",

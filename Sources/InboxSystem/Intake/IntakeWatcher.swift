@@ -78,17 +78,21 @@ final class IntakeWatcher {
 
     /// Watches each existing handlers.d directory again (after a reload, one may have appeared or gone).
     func watch(handlerDirectories paths: [String]) {
-        for watch in handlerWatches { inotify.removeWatch(watch) }
-        handlerWatches.removeAll()
+        // The new watches first, the old ones not among them removed after: a directory watched before keeps its
+        // watch (inotify_add_watch returns the same one), so a change queued under it while the registrations are
+        // reloaded is still seen and reloads them again, instead of being dropped with a removed watch.
+        var watches: Set<Int32> = []
         for path in paths {
             do {
-                handlerWatches.insert(try inotify.addWatch(path, mask: [.closeWrite, .movedTo, .movedFrom, .create, .delete,
-                                                                       .attrib]))
+                watches.insert(try inotify.addWatch(path, mask: [.closeWrite, .movedTo, .movedFrom, .create, .delete,
+                                                                .attrib]))
             } catch where error.errno != .noSuchFile && error.errno != .notDirectory {
                 // A missing directory is usual (the search path lists several); running out of watches is not.
                 logger.log(.warning, "Cannot watch \(path) for registration changes: \(error)")
             } catch {}
         }
+        for watch in handlerWatches.subtracting(watches) { inotify.removeWatch(watch) }
+        handlerWatches = watches
     }
 
     /// No more intake: drop Inboxes keep what arrives for the next start.

@@ -1,4 +1,5 @@
 import CMagic
+import CShims
 import Glibc
 
 // libmagic(3) and the sniffer's channel (a SOCK_SEQPACKET socket pair);
@@ -17,7 +18,7 @@ func sys_magic_close(_ cookie: OpaquePointer) { magic_close(cookie) }
 func sys_magic_version() -> CInt { magic_version() }
 
 func sys_socketpair_seqpacket(_ fds: inout [CInt]) -> CInt {
-    socketpair(AF_UNIX, CInt(SOCK_SEQPACKET.rawValue) | CInt(SOCK_CLOEXEC.rawValue), 0, &fds)
+    fds.withUnsafeMutableBufferPointer { inbox_seqpacket_pair($0.baseAddress) }
 }
 /// send(2) with MSG_NOSIGNAL: a peer that is gone is EPIPE, never SIGPIPE.
 func sys_send(_ fd: CInt, _ bytes: UnsafeRawBufferPointer) -> Int {
