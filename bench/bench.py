@@ -204,6 +204,32 @@ def kb(vm):
     return int(vm.split()[0])
 
 
+def cpu_seconds(pid):
+    """User and system CPU time of pid (not of its children), or None."""
+    if pid is None:
+        return None
+    try:
+        with open("/proc/%d/stat" % pid) as f:
+            stat = f.read()
+    except OSError:
+        return None
+    fields = stat[stat.rindex(")") + 2:].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def journald_pid():
+    """The running systemd-journald's pid (the one the agent logs to), or None."""
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open("/proc/%s/comm" % entry) as f:
+                    if f.read().strip() == "systemd-journal":
+                        return int(entry)
+            except OSError:
+                pass
+    return None
+
+
 def descendants(root):
     """The pids below root, from the parent pids in /proc/*/stat."""
     parents = {}
@@ -530,6 +556,9 @@ def bench_latency(args, tools, subjects, name="latency"):
             skipped[subject.label] = str(why)
             print("  %s: skipped: %s" % (subject.label, why), file=sys.stderr)
             subject.stop()
+    if not active:
+        lines.close()
+        return {"count": 0, "rounds": 0, "subjects": {}, "skipped": skipped}
     names = {}
     for subject in active:
         names[subject.label] = subject.stage(args.latency_count, "l")
@@ -589,10 +618,13 @@ def burst_once(subject, args, workdir, count, prefix, log_name):
     subject.start(os.path.join(workdir, subject.label.replace(" ", "-").replace("%", "")), lines.path)
     probe(subject, lines)
     names = subject.stage(count, prefix)
+    agent_pid = subject.agent.pid if isinstance(subject, InboxdSubject) else None
+    cpu_before = cpu_seconds(agent_pid), cpu_seconds(journald_pid())
     t0 = time.monotonic()
     for name in names:
         subject.drop(name)
     t1 = subject.finish(lines, names, prefix, args.settle)
+    cpu_after = cpu_seconds(agent_pid), cpu_seconds(journald_pid())
     stamped = [fields for fields in lines.all() if fields[0].startswith(prefix) or fields[0].startswith("!")]
     handled = [fields[0] for fields in stamped if fields[0].startswith(prefix)]
     unique = set(handled) & set(names)
@@ -605,6 +637,11 @@ def burst_once(subject, args, workdir, count, prefix, log_name):
         figure["first_problem"] = problems[0]
     if isinstance(subject, InboxdSubject):
         figure.update(subject.agent.leftovers())
+        # Where the time goes: the agent's own CPU per file, and the journald's (shared with whatever
+        # else logs meanwhile, so an upper bound).
+        for what, before, after in zip(("agent", "journald"), cpu_before, cpu_after):
+            if before is not None and after is not None:
+                figure[what + "_cpu_us_per_file"] = round((after - before) * 1e6 / count)
         if subject.mode != "launch":
             pids = {fields[2] for fields in stamped if len(fields) > 2 and fields[0] in unique}
             figure["processes"] = len(pids)
@@ -621,6 +658,8 @@ def bench_throughput(args, tools, subjects, count, name="throughput"):
     active = list(subjects)
     rounds = max(1, args.rounds)
     for r in range(rounds):
+        if not active:
+            break  # every subject was skipped
         open(base_log, "w").close()
         base.append(float(subprocess.run([tools["baseline"], "throughput", str(count), "2", tools["stamp"]],
                                          env=dict(os.environ, STAMP_LOG=base_log),
@@ -642,6 +681,8 @@ def bench_throughput(args, tools, subjects, count, name="throughput"):
                 memory_rows[subject.label] = memory(run.agent.pid, tools)
             run.stop()
             runs[subject.label].append(figure)
+    if not base:
+        return {"count": count, "rounds": 0, "subjects": {}, "skipped": skipped}
     figures = {"posix_spawn 2 workers": {"per_s": statistics.median(base), "kind": "baseline"}}
     for subject in subjects:
         ours = runs[subject.label]
@@ -773,6 +814,10 @@ def key(peer):
 
 
 def print_latency(title, r):
+    if not r["subjects"]:
+        for label, why in r["skipped"].items():
+            print("%s: %s skipped: %s" % (title, label, why))
+        return
     print("%s (%d files per subject, %d rounds; ratios of medians, below 1 is faster):" % (title, r["count"], r["rounds"]))
     for label, f in r["subjects"].items():
         parts = []
@@ -787,6 +832,10 @@ def print_latency(title, r):
 
 
 def print_bursts(title, r):
+    if not r["subjects"]:
+        for label, why in r["skipped"].items():
+            print("%s: %s skipped: %s" % (title, label, why))
+        return
     print("%s (%d files%s; ratios of rates, above 1 is faster):"
           % (title, r["count"], ", median of %d rounds" % r["rounds"] if r.get("rounds") else ""))
     for label, f in r["subjects"].items():
@@ -807,6 +856,8 @@ def print_bursts(title, r):
             losses += ", %d failed, %d unhandled" % (f.get("failed", 0), f.get("unhandled", 0))
         if "processes" in f:
             losses += ", %d processes" % f["processes"]
+        if "agent_cpu_us_per_file" in f:
+            losses += "; CPU per file: agent %d us, journald %s us" % (f["agent_cpu_us_per_file"], f.get("journald_cpu_us_per_file", "?"))
         if "handler_problems" in f:
             losses += ", %d handler problems (first: %s)" % (f["handler_problems"], f["first_problem"])
         print("  %-22s %6d files/s  %s%s[%s, %.1f s]" % (label, f["per_s"], extra, "  " if extra else "", losses, f["seconds"]))
