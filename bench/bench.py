@@ -643,8 +643,9 @@ def burst_once(subject, args, workdir, count, prefix, log_name):
             if before is not None and after is not None:
                 figure[what + "_cpu_us_per_file"] = round((after - before) * 1e6 / count)
         if subject.mode != "launch":
+            # Resident: the instances that served the burst; %F: the launches it took.
             pids = {fields[2] for fields in stamped if len(fields) > 2 and fields[0] in unique}
-            figure["processes"] = len(pids)
+            figure["instances" if subject.mode == "resident" else "launches"] = len(pids)
     lines.close()
     return figure
 
@@ -854,8 +855,10 @@ def print_bursts(title, r):
             losses += " (lost per round: %s)" % ", ".join(str(n) for n in f["lost_per_round"])
         if f.get("kind") == "inboxd":
             losses += ", %d failed, %d unhandled" % (f.get("failed", 0), f.get("unhandled", 0))
-        if "processes" in f:
-            losses += ", %d processes" % f["processes"]
+        if "instances" in f:
+            losses += ", %d instance%s" % (f["instances"], "" if f["instances"] == 1 else "s")
+        if f.get("launches"):
+            losses += ", %d launches (%.1f files each)" % (f["launches"], f["handled"] / f["launches"])
         if "agent_cpu_us_per_file" in f:
             losses += "; CPU per file: agent %d us, journald %s us" % (f["agent_cpu_us_per_file"], f.get("journald_cpu_us_per_file", "?"))
         if "handler_problems" in f:
