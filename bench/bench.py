@@ -381,7 +381,7 @@ class LoopSubject:
         pass
 
     def finish(self, lines, names, prefix, settle):
-        return wait_for_stamps(lines, len(names), settle)
+        return wait_for_stamps(lines, len(names), prefix, settle)
 
     def unsupported(self, fields, probe):
         return None
@@ -435,9 +435,13 @@ class IncronSubject(LoopSubject):
             raise SystemExit("incrond did not start (see %s/incrond.stderr)" % workdir)
 
 
-def wait_for_stamps(lines, count, settle):
-    """For a peer, which keeps no record of what it missed: waits until count lines are in the log or
-    none came for settle seconds; returns the last handler start (time.monotonic() seconds)."""
+def wait_for_stamps(lines, count, prefix, settle):
+    """For a peer, which keeps no record of what it missed: waits until the log has count lines of the
+    burst (names starting with prefix; the probe's are not counted) or none came for settle seconds;
+    returns the burst's last handler start (time.monotonic() seconds)."""
+    def burst():
+        return [fields for fields in lines.all() if fields[0].startswith(prefix)]
+
     last_size, last_change, checked = -1, time.monotonic(), -1
     while True:
         size = lines.size()
@@ -446,12 +450,12 @@ def wait_for_stamps(lines, count, settle):
             last_size, last_change = size, now
         elif now - last_change > 0.2 and checked != size:
             checked = size
-            if len(lines.all()) >= count:
+            if len(burst()) >= count:
                 break
         if now - last_change > settle:
             break
         time.sleep(0.01)
-    stamps = [int(fields[1]) for fields in lines.all() if len(fields) > 1 and fields[1].isdigit()]
+    stamps = [int(fields[1]) for fields in burst() if len(fields) > 1 and fields[1].isdigit()]
     return max(stamps) / 1e9 if stamps else time.monotonic()
 
 
