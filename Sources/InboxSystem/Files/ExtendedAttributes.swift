@@ -4,8 +4,20 @@ import Glibc
 /// the agent allocate more than the limit it asks for.
 public struct ExtendedAttributes {
     public let descriptor: FileDescriptor
+    /// The names there were when `listed()` made this value: a read of any other name is `.absent` without a call.
+    /// nil: every read asks the kernel.
+    private var present: Set<String>?
 
     public init(_ descriptor: FileDescriptor) { self.descriptor = descriptor }
+
+    /// The same attributes, listed once (flistxattr(2)), so that the reads that follow ask the kernel only for the
+    /// names that exist: one call instead of one per absent name. For reading only: an attribute set after the
+    /// listing is not seen. When the list cannot be had (or is over 64 KiB), every read asks, as without it.
+    public func listed() -> ExtendedAttributes {
+        var copy = self
+        copy.present = listedNames().map(Set.init)
+        return copy
+    }
 
     public enum ReadResult: Equatable {
         case absent
@@ -25,6 +37,7 @@ public struct ExtendedAttributes {
     }
 
     private func read(_ name: String, into buffer: UnsafeMutableRawBufferPointer, limit: Int) -> ReadResult {
+        if let present, !present.contains(name) { return .absent }
         let count = sys_fgetxattr(descriptor.rawValue, name, buffer)
         if count >= 0 { return .value(Array(UnsafeRawBufferPointer(rebasing: buffer[0..<count]))) }
         let error = Errno.current
@@ -56,13 +69,18 @@ public struct ExtendedAttributes {
         return result == 0 || errno == ENODATA ? nil : .current
     }
 
-    /// Names of all attributes (bounded at 64 KiB of names).
-    public func names() -> [String] {
+    /// Names of all attributes (bounded at 64 KiB of names), asked of the kernel now.
+    public func names() -> [String] { listedNames() ?? [] }
+
+    /// The names, or nil when they cannot be listed (an error, or more than 64 KiB of them).
+    private func listedNames() -> [String]? {
         let size = sys_flistxattr(descriptor.rawValue, nil)
-        guard size > 0, size <= 65536 else { return [] }
-        var bytes = [UInt8](repeating: 0, count: size)
+        if size == 0 { return [] }
+        guard size > 0, size <= 65536 else { return nil }
+        // One byte more, so that names added since the size was asked are seen as a list that grew (ERANGE).
+        var bytes = [UInt8](repeating: 0, count: size + 1)
         let count = bytes.withUnsafeMutableBytes { sys_flistxattr(descriptor.rawValue, $0) }
-        guard count > 0 else { return [] }
+        guard count >= 0 else { return nil }
         return bytes.prefix(count).split(separator: 0).map { String(decoding: $0, as: UTF8.self) }
     }
 }

@@ -17,7 +17,8 @@ final class ArrivalReader {
     /// The arrival of `file`, found as `name` in `directory`.
     func arrival(of file: OpenedFile, named name: [UInt8], in directory: Directory, origin: Arrival.Origin) -> Arrival {
         let shown = directory.child(displayName(name))
-        let attributes = ExtendedAttributes(file.descriptor)
+        // Listed once: most files carry few of the attributes read here, or none.
+        let attributes = ExtendedAttributes(file.descriptor).listed()
         let (metadata, hasSidecar) = senderMetadata(attributes, file: file, name: name, in: directory, shown: shown)
         switch origin {
         case .dropped:
