@@ -56,12 +56,12 @@ final class BatchLauncher {
     private var handlers: [String: Handler] = [:]
     private var due: Set<String> = []
     private var flushSource: EventSource?
-    private var ending: [(Attempt, DeliveryOutcome)] = []
-    private var endingSource: EventSource?
+    private let later: LaterFinishes<Attempt>
 
     /// `maxProcesses`: the agent's limit, for handlers without MaxConcurrent=.
     init(loop: EventLoop, processes: ProcessLauncher, maxProcesses: Int) {
         self.loop = loop
+        later = LaterFinishes(loop: loop) { attempt, outcome in attempt.finish(outcome) }
         self.processes = processes
         self.maxProcesses = maxProcesses
     }
@@ -144,13 +144,6 @@ final class BatchLauncher {
         }
         handlers[attempt.delivery.handler]?.waiting.removeAll { $0 === attempt }
         // From the loop, not from inside the dispatcher's own call.
-        ending.append((attempt, .signaled(signal == .terminate ? SIGTERM : SIGKILL)))
-        guard endingSource == nil else { return }
-        endingSource = try? loop.addDefer { [unowned self] in
-            self.endingSource = nil
-            let due = self.ending
-            self.ending.removeAll()
-            for (attempt, outcome) in due { attempt.finish(outcome) }
-        }
+        later.add(attempt, .signaled(signal == .terminate ? SIGTERM : SIGKILL))
     }
 }

@@ -131,24 +131,36 @@ final class ProcessLauncher: Launcher {
         case .failure(.failed(let reason)): return .failed(reason)
         case .success(let handler): started = handler
         }
-        let process = started.process, output = started.output
-        let attempt = Attempt(pid: process.pid, delivery: delivery, sandboxed: started.sandboxed)
-        attempt.output = output
-        do {
-            let source = try loop.addChild(pid: process.pid) { [unowned self, unowned attempt] status in
-                self.exited(attempt, status: status, ended: ended)
-            }
-            source.setPriority(EventPriority.childExit)
-            attempt.childSource = source
-        } catch {
-            // Without a child source the outcome could never be learnt: stop it now and count the start as failed.
-            _ = Signals.send(SIGKILL, to: process.pid)
-            _ = waitForExit(pid: process.pid)
-            output.finish(fields: [], closed: { _ in })
-            return .failed("\(error)")
+        let attempt = Attempt(pid: started.process.pid, delivery: delivery, sandboxed: started.sandboxed)
+        attempt.output = started.output
+        switch watch(started, exited: { [unowned self, unowned attempt] status in
+            self.exited(attempt, status: status, ended: ended)
+        }) {
+        case .success(let source): attempt.childSource = source
+        case .failure(let failure): return .failed(failure.reason)
         }
-        running[process.pid] = attempt
+        running[started.process.pid] = attempt
         return .started(attempt)
+    }
+
+    /// Watches a process `spawnHandler` started: `exited` is called from the event loop when it ends. Without a child
+    /// source its end could never be learnt, so it is stopped at once (`abandon`) and the start counts as failed.
+    func watch(_ started: SpawnedHandler, exited: @escaping (ExitStatus) -> Void) -> Result<EventSource, SpawnFailure> {
+        do throws(SystemError) {
+            let source = try loop.addChild(pid: started.process.pid, exited)
+            source.setPriority(EventPriority.childExit)
+            return .success(source)
+        } catch {
+            abandon(started)
+            return .failure(.failed("\(error)"))
+        }
+    }
+
+    /// Stops a process `spawnHandler` started that cannot be watched or used: killed, reaped, its output finished.
+    func abandon(_ started: SpawnedHandler) {
+        _ = Signals.send(SIGKILL, to: started.process.pid)
+        _ = waitForExit(pid: started.process.pid)
+        started.output.finish(fields: [], closed: { _ in })
     }
 
     /// A handler process `spawnHandler` started: the caller watches it and finishes its output.
@@ -163,6 +175,12 @@ final class ProcessLauncher: Launcher {
     enum SpawnFailure: Error {
         case refused(String)
         case failed(String)
+
+        var reason: String {
+            switch self {
+            case .refused(let reason), .failed(let reason): reason
+            }
+        }
     }
 
     /// The one way a handler process is started, for a file, a batch or a resident instance: its identity, its

@@ -30,13 +30,13 @@ final class ResidentLauncher: Launcher {
     private var nextSequence: UInt64 = 0
     /// Deliveries whose end is reported from the event loop rather than inside `start` (the dispatcher learns of a
     /// started attempt only when `start` returns).
-    private var deferred: [(ResidentAttempt, DeliveryOutcome)] = []
-    private var deferSource: EventSource?
+    private let later: LaterFinishes<ResidentAttempt>
     /// An instance started or ended: what the status shows changed.
     var changed: () -> Void = {}
 
     init(loop: EventLoop, logger: Logger, processes: ProcessLauncher) {
         self.loop = loop
+        later = LaterFinishes(loop: loop) { attempt, outcome in attempt.finish(outcome) }
         self.logger = logger
         self.processes = processes
     }
@@ -54,7 +54,7 @@ final class ResidentLauncher: Launcher {
         handler.pending.append(attempt)
         if let refusal = assign(handler) {
             // Refused outright: the dispatcher fails it without waiting for an end.
-            deferred.removeAll { $0.0 === attempt }
+            later.cancel(attempt)
             return refusal
         }
         return .started(attempt)
@@ -123,23 +123,22 @@ final class ResidentLauncher: Launcher {
             return .failure(failure)
         case .success(let handler): started = handler
         }
-        let process = started.process, output = started.output
+        let process = started.process
         let instance: ResidentInstance
         do {
             instance = try ResidentInstance(handler: registration.identifier, registration: registration, pid: process.pid,
                                             socket: ends.agent, loop: loop, logger: logger)
-            let source = try loop.addChild(pid: process.pid) { [unowned self, unowned instance] status in
-                self.exited(instance, status: status)
-            }
-            source.setPriority(EventPriority.childExit)
-            instance.childSource = source
         } catch {
-            _ = Signals.send(SIGKILL, to: process.pid)
-            _ = waitForExit(pid: process.pid)
-            output.finish(fields: [], closed: { _ in })
+            processes.abandon(started)
             return .failure(.failed("\(error)"))
         }
-        instance.output = output
+        switch processes.watch(started, exited: { [unowned self, unowned instance] status in
+            self.exited(instance, status: status)
+        }) {
+        case .success(let source): instance.childSource = source
+        case .failure(let failure): return .failure(failure)
+        }
+        instance.output = started.output
         instance.answered = { [unowned self] instance, attempt, answer in self.answered(instance, attempt, answer) }
         instance.becameIdle = { [unowned self] instance in self.idle(instance) }
         handler.instances.append(instance)
@@ -230,14 +229,7 @@ final class ResidentLauncher: Launcher {
     }
 
     private func finishLater(_ attempt: ResidentAttempt, _ outcome: DeliveryOutcome) {
-        deferred.append((attempt, outcome))
-        guard deferSource == nil else { return }
-        deferSource = try? loop.addDefer { [unowned self] in
-            self.deferSource = nil
-            let due = self.deferred
-            self.deferred.removeAll()
-            for (attempt, outcome) in due { attempt.finish(outcome) }
-        }
+        later.add(attempt, outcome)
     }
 
     /// A delivery's TimeoutSec= passed (or the agent's stop timeout): its instance is stopped, and what it held
