@@ -143,3 +143,21 @@ struct TypeTagLookupTests {
         #expect(database.preferredExtension(of: "public.unix-executable") == nil)
     }
 }
+
+/// Which dotted suffix of a name the table's extension lookup takes: the longest it knows, in any case; a dot that
+/// starts the name begins no extension, and a path's directories say nothing.
+@Suite("Extension of a name")
+struct NameExtensionTests {
+    let database = TypeDatabase.builtin
+
+    @Test(arguments: [
+        ("a.tar.gz", "tar.gz"), ("A.TAR.GZ", "tar.gz"), ("x.y.tar.gz", "tar.gz"), ("notes.txt", "txt"),
+        ("a..txt", "txt"), ("photo.JPEG", "jpeg"), (".tar.gz", "gz"), ("archive.gz", "gz"),
+        ("dir.tar/file.gz", "gz"), ("dir.txt/plain", nil), ("x.", nil), (".txt", nil), ("..txt", "txt"),
+        ("noextension", nil), ("weird.", nil), ("ünï.txt", "txt"),
+    ] as [(String, String?)])
+    func theLongestKnownSuffix(name: String, suffix: String?) {
+        let found = database.nameCandidates(of: name).types.first
+        #expect(found?.match == suffix.map { "*." + $0 }, "\(name)")
+    }
+}

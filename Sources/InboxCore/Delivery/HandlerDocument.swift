@@ -38,29 +38,39 @@ extension Delivery {
 
     /// The same as one JSON object followed by a newline; the annotation is embedded whole, absent values are null.
     public func stdinDocument() -> [UInt8] {
-        let optional: (String?) -> String = { $0.map(JSON.quote) ?? "null" }
-        var text = "{"
-        text += "\"file\":" + JSON.quote(path)
-        text += ",\"url\":" + JSON.quote(url)
-        text += ",\"name\":" + JSON.quote(name)
-        text += ",\"contentType\":" + JSON.quote(contentType)
-        text += ",\"contentTypes\":[" + contentTypes.map(JSON.quote).joined(separator: ",") + "]"
-        text += ",\"sourceApplication\":" + optional(sourceApp)
-        text += ",\"sourceUID\":" + (sourceUID.map { "\($0)" } ?? "null")
-        text += ",\"annotation\":"
-        var document = Array(text.utf8)
-        document += validAnnotation ?? Array("null".utf8)
-        text = ",\"deliveryID\":" + JSON.quote(id)
-        text += ",\"attempt\":\(attempt)"
-        text += ",\"redelivered\":\(redelivered)"
-        text += ",\"documents\":" + JSON.quote(documents)
-        text += ",\"handler\":" + JSON.quote(handler)
-        if let preview {
-            text += ",\"preview\":{\"title\":" + JSON.quote(preview.title) + ",\"index\":\(preview.index),\"count\":\(preview.count)}"
+        var out: [UInt8] = []
+        out.reserveCapacity(512 + path.utf8.count * 3 + (annotation?.count ?? 0))
+        func key(_ name: StaticString) {
+            name.withUTF8Buffer { out += $0 }
         }
-        text += "}\n"
-        document += text.utf8
-        return document
+        func string(_ value: String?) {
+            if let value { JSON.appendQuoted(value, to: &out) } else { key("null") }
+        }
+        key("{\"file\":"); string(path)
+        key(",\"url\":"); string(url)
+        key(",\"name\":"); string(name)
+        key(",\"contentType\":"); string(contentType)
+        key(",\"contentTypes\":[")
+        for (index, type) in contentTypes.enumerated() {
+            if index > 0 { out.append(UInt8(ascii: ",")) }
+            string(type)
+        }
+        key("],\"sourceApplication\":"); string(sourceApp)
+        key(",\"sourceUID\":"); out += sourceUID.map { Array(String($0).utf8) } ?? Array("null".utf8)
+        key(",\"annotation\":"); out += validAnnotation ?? Array("null".utf8)
+        key(",\"deliveryID\":"); string(id)
+        key(",\"attempt\":"); out += String(attempt).utf8
+        key(",\"redelivered\":"); out += String(redelivered).utf8
+        key(",\"documents\":"); string(documents)
+        key(",\"handler\":"); string(handler)
+        if let preview {
+            key(",\"preview\":{\"title\":"); string(preview.title)
+            key(",\"index\":"); out += String(preview.index).utf8
+            key(",\"count\":"); out += String(preview.count).utf8
+            out.append(UInt8(ascii: "}"))
+        }
+        key("}\n")
+        return out
     }
 
     /// The annotation if it is valid JSON; anything else is treated as absent rather than passed on broken.

@@ -23,29 +23,33 @@ public enum JSON {
     /// A JSON string literal: quotes, backslash escapes for `"` and `\`, \n \r \t \b \f, and \u00XX for other
     /// control characters.
     public static func quote(_ s: String) -> String {
-        // Most strings (paths, identifiers) need no escaping: skip the per-scalar work.
-        if !s.utf8.contains(where: { $0 < 0x20 || $0 == 0x22 || $0 == 0x5C }) { return "\"" + s + "\"" }
-        var result = "\""
-        result.reserveCapacity(s.utf8.count + 2)
-        let hex: [Character] = Array("0123456789abcdef")
-        for scalar in s.unicodeScalars {
-            switch scalar {
-            case "\"": result += "\\\""
-            case "\\": result += "\\\\"
-            case "\n": result += "\\n"
-            case "\r": result += "\\r"
-            case "\t": result += "\\t"
-            case "\u{08}": result += "\\b"
-            case "\u{0C}": result += "\\f"
-            case "\u{00}"..."\u{1F}":
-                result += "\\u00"
-                result.append(hex[Int(scalar.value >> 4)])
-                result.append(hex[Int(scalar.value & 0xF)])
+        var bytes: [UInt8] = []
+        appendQuoted(s, to: &bytes)
+        return String(decoding: bytes, as: UTF8.self)
+    }
+
+    /// `quote(s)`, appended to a document being written as bytes: what the agent writes per delivery, without a
+    /// string built for each value.
+    public static func appendQuoted(_ s: String, to out: inout [UInt8]) {
+        out.append(0x22)
+        for byte in s.utf8 {
+            switch byte {
+            case 0x22: out += [0x5C, 0x22]  // \"
+            case 0x5C: out += [0x5C, 0x5C]  // \\
+            case 0x0A: out += [0x5C, 0x6E]  // \n
+            case 0x0D: out += [0x5C, 0x72]  // \r
+            case 0x09: out += [0x5C, 0x74]  // \t
+            case 0x08: out += [0x5C, 0x62]  // \b
+            case 0x0C: out += [0x5C, 0x66]  // \f
+            case 0x00..<0x20:
+                out += [0x5C, 0x75, 0x30, 0x30, hexDigits[Int(byte >> 4)], hexDigits[Int(byte & 0xF)]]  // \u00XX
             default:
-                result.unicodeScalars.append(scalar)
+                // Every other byte of the UTF-8 text as it is: a multi-byte scalar's bytes are all 0x80 or more.
+                out.append(byte)
             }
         }
-        result += "\""
-        return result
+        out.append(0x22)
     }
+
+    private static let hexDigits: [UInt8] = Array("0123456789abcdef".utf8)
 }

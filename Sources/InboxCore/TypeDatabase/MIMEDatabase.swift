@@ -106,8 +106,10 @@ public struct MIMEDatabase: Sendable {
     /// Every MIME type the best globs give a file name: more than one when globs of equal weight and length name
     /// different types (the specification leaves such a tie to the content), first read first.
     public func matches(fileName: String) -> [(mimeType: String, pattern: String)] {
+        let found = globs.matches(fileName).map { (mimeType: canonical($0.mimeType), pattern: $0.pattern) }
+        guard found.count > 1 else { return found }
         var seen: Set<String> = []
-        return globs.matches(fileName).map { (canonical($0.mimeType), $0.pattern) }.filter { seen.insert($0.0).inserted }
+        return found.filter { seen.insert($0.mimeType).inserted }
     }
 
     /// True when `mimeType` is `ancestor` or descends from it through `subclasses` (and the implicit parents).
@@ -156,6 +158,13 @@ public struct MIMEDatabase: Sendable {
 
     /// `type/subtype` in lowercase without parameters or spaces.
     static func normalized(_ mimeType: String) -> String {
+        // Most names asked about are the database's own, already plain: returned as they are, without a copy.
+        if mimeType.utf8.allSatisfy({ byte in
+            byte != UInt8(ascii: ";") && byte != UInt8(ascii: " ") && byte != UInt8(ascii: "\t")
+                && !(UInt8(ascii: "A")...UInt8(ascii: "Z")).contains(byte) && byte < 0x80
+        }) {
+            return mimeType
+        }
         var text = Substring(mimeType)
         if let semicolon = text.firstIndex(of: ";") { text = text[..<semicolon] }
         return text.filter { $0 != " " && $0 != "\t" }.lowercased()

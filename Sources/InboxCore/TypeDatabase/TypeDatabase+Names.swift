@@ -18,7 +18,7 @@ extension TypeDatabase {
     /// `isTie` is set when globs of equal weight and length name different types (`*.m`: Objective-C or MATLAB):
     /// the content settles it.
     public func nameCandidates(of fileName: String) -> NameCandidates {
-        let name = String(fileName.split(separator: "/").last ?? Substring(fileName))
+        let name = fileName.lastIndex(of: "/").map { String(fileName[fileName.index(after: $0)...]) } ?? fileName
         let declared = declaredExtension(of: name)
         if let declared, declaration(for: declared.identifier)?.origin != .builtin {
             return NameCandidates(types: [NameType(identifier: declared.identifier,
@@ -59,12 +59,18 @@ extension TypeDatabase {
 
     /// The longest dotted suffix of the name that the tag table knows ("a.tar.gz": "tar.gz", then "gz").
     func declaredExtension(of name: String) -> (identifier: String, suffix: String)? {
-        let parts = name.lowercased().split(separator: ".", omittingEmptySubsequences: false)
-        guard parts.count > 1, !(parts.count == 2 && parts[0].isEmpty) else { return nil }
-        let deepest = min(longestExtension, parts.count - 1)
-        for count in stride(from: deepest, through: 1, by: -1) {
-            let suffix = parts.suffix(count).joined(separator: ".")
-            if count == parts.count - 1 && parts[0].isEmpty { continue }
+        // The dots from the end, at most as many as the longest extension has parts; a dot that starts the name
+        // begins no extension (".bashrc" has none).
+        let lowered = name.lowercased()
+        let bytes = lowered.utf8
+        var starts: [String.Index] = []
+        var index = bytes.endIndex
+        while starts.count < longestExtension, let dot = bytes[..<index].lastIndex(of: UInt8(ascii: ".")) {
+            if dot != bytes.startIndex { starts.append(bytes.index(after: dot)) }
+            index = dot
+        }
+        for start in starts.reversed() {
+            let suffix = String(lowered[start...])
             if let identifier = byExtension[suffix] { return (identifier, suffix) }
         }
         return nil

@@ -66,7 +66,7 @@ final class BatchLauncher {
         self.maxProcesses = maxProcesses
     }
 
-    func start(_ delivery: Delivery, registration: HandlerRegistration, container: Container,
+    func start(_ delivery: Delivery, copy: FileDescriptor, registration: HandlerRegistration, container: Container,
                ended: @escaping (DeliveryOutcome) -> Void) -> LaunchStart {
         let handler = handlers[delivery.handler] ?? Handler(registration: registration, container: container)
         handlers[delivery.handler] = handler

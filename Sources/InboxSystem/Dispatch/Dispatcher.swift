@@ -146,7 +146,7 @@ final class Dispatcher {
         entry.delivery.contentTypes = catalog.conformanceChain(of: entry.delivery.contentType)
         let started = EventLoop.now()
         let id = entry.delivery.id
-        switch launcher.start(entry.delivery, registration: registration, container: container, ended: { [unowned self] outcome in
+        switch launcher.start(entry.delivery, copy: copy.descriptor, registration: registration, container: container, ended: { [unowned self] outcome in
             self.ended(id, outcome: outcome)
         }) {
         case .refused(let reason):

@@ -16,15 +16,15 @@ final class HandlerLaunchers: Launcher {
         processes.residentChildren = { [unowned resident] in resident.pids }
     }
 
-    func start(_ delivery: Delivery, registration: HandlerRegistration, container: Container,
+    func start(_ delivery: Delivery, copy: FileDescriptor, registration: HandlerRegistration, container: Container,
                ended: @escaping (DeliveryOutcome) -> Void) -> LaunchStart {
         if registration.activation == .resident {
-            return resident.start(delivery, registration: registration, container: container, ended: ended)
+            return resident.start(delivery, copy: copy, registration: registration, container: container, ended: ended)
         }
         if registration.batchSize > 1 && !delivery.alone {
-            return batches.start(delivery, registration: registration, container: container, ended: ended)
+            return batches.start(delivery, copy: copy, registration: registration, container: container, ended: ended)
         }
-        return processes.start(delivery, registration: registration, container: container, ended: ended)
+        return processes.start(delivery, copy: copy, registration: registration, container: container, ended: ended)
     }
 
     func signal(_ attempt: LaunchedAttempt, _ signal: DeliveryLifecycle.StopSignal) {

@@ -5,8 +5,10 @@ import InboxCore
 /// messages is a second conformer, with no change to intake, routing or the dispatcher.
 protocol Launcher: AnyObject {
     /// Starts `delivery`'s handler. When `.started`, `ended` is called exactly once, from the event loop, with how
-    /// the attempt ended; otherwise never.
-    func start(_ delivery: Delivery, registration: HandlerRegistration, container: Container,
+    /// the attempt ended; otherwise never. `copy` is the Inbox copy as the dispatcher holds it open (and leased) for
+    /// the attempt, until `ended`: a launcher that hands the file itself to the handler reopens it from this
+    /// descriptor, never by name.
+    func start(_ delivery: Delivery, copy: FileDescriptor, registration: HandlerRegistration, container: Container,
                ended: @escaping (DeliveryOutcome) -> Void) -> LaunchStart
 
     /// Tells a started attempt to stop.

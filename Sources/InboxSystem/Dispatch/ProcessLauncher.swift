@@ -95,7 +95,7 @@ final class ProcessLauncher: Launcher {
         rulesets.removeAll()
     }
 
-    func start(_ delivery: Delivery, registration: HandlerRegistration, container: Container,
+    func start(_ delivery: Delivery, copy: FileDescriptor, registration: HandlerRegistration, container: Container,
                ended: @escaping (DeliveryOutcome) -> Void) -> LaunchStart {
         start([delivery], registration: registration, container: container) { status in
             switch status {

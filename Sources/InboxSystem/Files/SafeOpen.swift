@@ -78,3 +78,15 @@ extension Directory {
         return .opened(OpenedFile(descriptor: file, status: check))
     }
 }
+
+extension FileDescriptor {
+    /// A new open file description of the very file this descriptor has open, read-only (through /proc/self/fd, as
+    /// `Directory.openRegular` reopens): nothing is looked up by name, so it is the file that was checked. What a
+    /// resident handler gets: its own description, which it can neither write through nor use to end the agent's
+    /// lease on this one.
+    func reopenedReadOnly() throws(Errno) -> FileDescriptor {
+        try FileDescriptor(rawValue: retryingErrno({
+            sys_open("/proc/self/fd/\(rawValue)", O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC)
+        }).get())
+    }
+}

@@ -14,8 +14,8 @@ final class ResidentInstance {
     private let logger: Logger
     /// Sent (or waiting for room in the socket) and not answered, by delivery id.
     private(set) var inFlight: [String: ResidentAttempt] = [:]
-    /// Messages the socket had no room for yet, oldest first; their descriptors are closed once sent.
-    private var outgoing: [(attempt: ResidentAttempt, message: [UInt8], file: FileDescriptor)] = []
+    /// Messages the socket had no room for yet, oldest first; each attempt's descriptor is closed once sent.
+    private var outgoing: [(attempt: ResidentAttempt, message: [UInt8])] = []
     /// Answered deliveries.
     private(set) var served = 0
     /// Takes no more deliveries: it is being stopped, or its registration changed.
@@ -52,33 +52,31 @@ final class ResidentInstance {
     deinit {
         readSource = nil
         writeSource = nil
-        for queued in outgoing { queued.file.close() }
         socket.close()
     }
 
     var load: Int { inFlight.count }
     var hasRoom: Bool { !retired && inFlight.count < registration.maxInFlight }
 
-    /// Sends one delivery: its stdin JSON object with `file` (the Inbox copy, read-only) attached. The descriptor is
-    /// the instance's to close: at once when sent, later when the socket had no room. False when the socket is
-    /// broken (the instance is then stopped, and the delivery is not its own).
-    func send(_ attempt: ResidentAttempt, file: FileDescriptor) -> Bool {
+    /// Sends one delivery: its stdin JSON object with the attempt's descriptor (the Inbox copy, read-only) attached,
+    /// closed once sent: at once, or later when the socket had no room. False when the socket is broken (the
+    /// instance is then stopped, and the delivery is not its own; it keeps its descriptor for another instance).
+    func send(_ attempt: ResidentAttempt) -> Bool {
         let message = attempt.delivery.stdinDocument()
         if outgoing.isEmpty {
-            switch socket.send(message, attaching: file) {
+            switch socket.send(message, attaching: attempt.file) {
             case .sent:
-                file.close()
+                attempt.sent()
                 hold(attempt)
                 return true
             case .wouldBlock:
                 break
             case .failed(let error):
-                file.close()
                 stop(reason: "its socket failed (\(error))", byAgent: false)
                 return false
             }
         }
-        outgoing.append((attempt, message, file))
+        outgoing.append((attempt, message))
         hold(attempt)
         if writeSource == nil {
             writeSource = try? loop.addIO(socket.descriptor, events: EventLoop.writable) { [unowned self] _ in
@@ -96,9 +94,9 @@ final class ResidentInstance {
 
     private func flushOutgoing() {
         while let first = outgoing.first {
-            switch socket.send(first.message, attaching: first.file) {
+            switch socket.send(first.message, attaching: first.attempt.file) {
             case .sent:
-                first.file.close()
+                first.attempt.sent()
                 outgoing.removeFirst()
             case .wouldBlock:
                 return
@@ -127,7 +125,7 @@ final class ResidentInstance {
                     served += 1
                     if let index = outgoing.firstIndex(where: { $0.attempt === attempt }) {
                         // Answered before it was even sent: the id was guessed, but the answer stands.
-                        outgoing.remove(at: index).file.close()
+                        outgoing.remove(at: index).attempt.sent()
                     }
                     answered(self, attempt, answer)
                 case .failure(let error):
@@ -210,7 +208,6 @@ final class ResidentInstance {
         writeSource = nil
         timer = nil
         childSource = nil
-        for queued in outgoing { queued.file.close() }
         outgoing.removeAll()
         let unanswered = inFlight.values.sorted { $0.sequence < $1.sequence }
         inFlight.removeAll()
@@ -230,6 +227,9 @@ final class ResidentInstance {
 final class ResidentAttempt: LaunchedAttempt {
     let delivery: Delivery
     let container: Container
+    /// The Inbox copy reopened read-only for the handler (`Launcher.start`), attached to its message; closed once
+    /// sent, or when the attempt ends unsent.
+    private(set) var file: FileDescriptor?
     /// Order of acceptance: pending deliveries go out, and unanswered ones come back, oldest first.
     let sequence: UInt64
     private let ended: (DeliveryOutcome) -> Void
@@ -237,10 +237,11 @@ final class ResidentAttempt: LaunchedAttempt {
     weak var instance: ResidentInstance?
     private(set) var isFinished = false
 
-    init(delivery: Delivery, container: Container, sequence: UInt64, sandboxed: Bool,
+    init(delivery: Delivery, container: Container, file: FileDescriptor, sequence: UInt64, sandboxed: Bool,
          ended: @escaping (DeliveryOutcome) -> Void) {
         self.delivery = delivery
         self.container = container
+        self.file = file
         self.sequence = sequence
         self.sandboxed = sandboxed
         self.ended = ended
@@ -254,11 +255,20 @@ final class ResidentAttempt: LaunchedAttempt {
         self.instance = instance
     }
 
+    deinit { file?.close() }
+
+    /// Its message went out (or it was answered before): the handler has its own descriptor now.
+    func sent() {
+        file?.close()
+        file = nil
+    }
+
     /// Reports how it ended, once.
     func finish(_ outcome: DeliveryOutcome) {
         guard !isFinished else { return }
         isFinished = true
         instance = nil
+        sent()
         ended(outcome)
     }
 }

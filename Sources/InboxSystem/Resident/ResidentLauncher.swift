@@ -44,12 +44,18 @@ final class ResidentLauncher: Launcher {
     /// Every instance's pid: the agent's own children, never taken for what a handler left behind.
     var pids: [pid_t] { handlers.values.flatMap { $0.instances.map(\.pid) } }
 
-    func start(_ delivery: Delivery, registration: HandlerRegistration, container: Container,
+    func start(_ delivery: Delivery, copy: FileDescriptor, registration: HandlerRegistration, container: Container,
                ended: @escaping (DeliveryOutcome) -> Void) -> LaunchStart {
         let handler = handlers[delivery.handler] ?? Handler(registration: registration)
         handlers[delivery.handler] = handler
+        // A descriptor of its own for the handler, opened read-only whatever the file's mode: it can read the copy
+        // and never write it. Reopened from the dispatcher's, so it is the file the dispatcher checked and leased.
+        let file: FileDescriptor
+        do { file = try copy.reopenedReadOnly() } catch {
+            return .failed("cannot open its Inbox copy: \(SystemError("open", path: delivery.path, errno: error))")
+        }
         nextSequence += 1
-        let attempt = ResidentAttempt(delivery: delivery, container: container, sequence: nextSequence,
+        let attempt = ResidentAttempt(delivery: delivery, container: container, file: file, sequence: nextSequence,
                                       sandboxed: processes.sandboxesHandlers, ended: ended)
         handler.pending.append(attempt)
         if let refusal = assign(handler) {
@@ -87,16 +93,7 @@ final class ResidentLauncher: Launcher {
     }
 
     private func send(_ attempt: ResidentAttempt, to instance: ResidentInstance, of handler: Handler) {
-        // A descriptor of its own for the handler, opened read-only whatever the file's mode: it can read the copy
-        // and never write it. Opened as intake opens (no links followed, a regular file with one link).
-        let file: FileDescriptor
-        switch attempt.container.inbox.openRegular(Array(attempt.delivery.name.utf8)) {
-        case .opened(let opened): file = opened.descriptor
-        case .gone: return finishLater(attempt, .spawnFailed("its Inbox copy is gone"))
-        case .refused(let kind): return finishLater(attempt, .spawnFailed("its Inbox copy is a \(kind.rawValue)"))
-        case .failed(let error): return finishLater(attempt, .spawnFailed("cannot open its Inbox copy: \(error)"))
-        }
-        if !instance.send(attempt, file: file) {
+        if !instance.send(attempt) {
             // Its socket broke: the delivery waits for another instance (or the one started when this one is gone).
             handler.pending.insert(attempt, at: 0)
         }
