@@ -32,6 +32,12 @@ public enum JSON {
     /// string built for each value.
     public static func appendQuoted(_ s: String, to out: inout [UInt8]) {
         out.append(0x22)
+        // Most strings (paths, identifiers) need no escaping: copied whole.
+        if !s.utf8.contains(where: { $0 < 0x20 || $0 == 0x22 || $0 == 0x5C }) {
+            out += s.utf8
+            out.append(0x22)
+            return
+        }
         for byte in s.utf8 {
             switch byte {
             case 0x22: out += [0x5C, 0x22]  // \"

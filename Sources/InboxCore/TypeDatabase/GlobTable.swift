@@ -75,21 +75,29 @@ struct GlobTable: Sendable {
         if !literal.isEmpty { return literal }
 
         var found: [Glob] = []
-        let scalars = Array(name.unicodeScalars)
-        let shortest = max(0, scalars.count - longestSuffix)
-        for start in stride(from: scalars.count - 1, through: shortest, by: -1) where suffixStarts.contains(scalars[start]) {
-            var suffix = String.UnicodeScalarView()
-            suffix.append(contentsOf: scalars[start...])
-            found += suffixes[String(suffix)]?.filter(eligible) ?? []
+        // The suffixes that can match, from the shortest: each a slice of the name, looked up as it is.
+        let view = name.unicodeScalars
+        var start = view.endIndex
+        var length = 0
+        while start > view.startIndex && length < longestSuffix {
+            view.formIndex(before: &start)
+            length += 1
+            if suffixStarts.contains(view[start]), let globs = suffixes[String(Substring(view[start...]))] {
+                found += globs.filter(eligible)
+            }
         }
-        for (glob, pattern) in patterns where eligible(glob) && Self.matches(pattern[...], scalars[...]) {
-            found.append(glob)
+        if !patterns.isEmpty {
+            let scalars = Array(view)
+            for (glob, pattern) in patterns where eligible(glob) && Self.matches(pattern[...], scalars[...]) {
+                found.append(glob)
+            }
         }
         return best(found)
     }
 
     /// Highest weight, then longest pattern; the globs tied on both, one per MIME type, in the order read.
     private func best(_ globs: [Glob]) -> [Glob] {
+        if globs.count < 2 { return globs }
         let sorted = globs.sorted { a, b in
             if a.weight != b.weight { return a.weight > b.weight }
             let (la, lb) = (a.pattern.unicodeScalars.count, b.pattern.unicodeScalars.count)

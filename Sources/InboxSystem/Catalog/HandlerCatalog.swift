@@ -21,6 +21,8 @@ public final class HandlerCatalog {
     public let loadedAt: Duration
     private let byIdentifier: [String: HandlerRegistration]
     private var chains: [String: [String]] = [:]
+    /// The choice for each type no sender asked about: the same until the catalog is swapped.
+    private var decisions: [String: Routing.Decision] = [:]
 
     /// One thing wrong with the configuration: a diagnostic of a file (with its location), or a sentence.
     public enum Problem: Sendable {
@@ -85,6 +87,16 @@ public final class HandlerCatalog {
         let chain = database.conformanceChain(of: type)
         chains[type] = chain
         return chain
+    }
+
+    /// Where a file of `type` goes (`Routing.decide`). What a sender asked for is decided afresh; the choice among
+    /// the registrations alone is made once per type and kept with the catalog, which a reload replaces whole.
+    public func decision(for type: String, request: Routing.Request?) -> Routing.Decision {
+        if request == nil, let known = decisions[type] { return known }
+        let decision = Routing.decide(type: type, request: request, index: index, database: database,
+                                      preferences: preferences)
+        if request == nil { decisions[type] = decision }
+        return decision
     }
 
     /// The ranked candidates for a type, as the agent chooses (the "Open In" list).

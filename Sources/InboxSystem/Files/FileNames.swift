@@ -3,6 +3,11 @@ public enum FileNames {
     /// A name safe to hand a handler: valid UTF-8, no control characters, no slash, not hidden,
     /// at most 200 bytes. Anything else is replaced by `_`.
     public static func sanitized(_ name: [UInt8]) -> String {
+        // Most names are printable ASCII that is not hidden and short: taken as they are.
+        if name.count <= 200, name.first != UInt8(ascii: "."),
+           name.allSatisfy({ $0 >= 0x20 && $0 < 0x7F && $0 != UInt8(ascii: "/") }), !name.isEmpty {
+            return String(decoding: name, as: UTF8.self)
+        }
         var text = String(decoding: name, as: UTF8.self)
         text = String(text.unicodeScalars.map { scalar -> Character in
             if scalar.value < 0x20 || scalar.value == 0x7F || scalar == "/" || scalar == "\u{FFFD}" { return "_" }

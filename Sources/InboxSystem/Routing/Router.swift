@@ -66,8 +66,7 @@ final class Router {
                 "INBOX_TYPE_SOURCE": type.source.rawValue, "INBOX_SOURCE_APP": arrival.metadata.sourceApp,
                 "INBOX_SOURCE_UID": String(arrival.sourceUID)])
         }
-        switch Routing.decide(type: type.identifier, request: arrival.request, index: catalog.index,
-                              database: catalog.database, preferences: catalog.preferences) {
+        switch catalog.decision(for: type.identifier, request: arrival.request) {
         case .deliver(let handler, let chosenBy, let tied):
             if chosenBy == .senderOverride {
                 logger.log(.notice, "Delivering \(arrival.shown) (\(type.identifier)) to \(handler), which does not claim "
