@@ -2,7 +2,7 @@ import Foundation
 import Testing
 
 /// Resident handlers (Activation=resident) through the real agent: a Python test handler whose behaviour each file's
-/// first word chooses (ok, slow, write, retry, fail, hang, crash, malformed), the shipped Python example and the
+/// first word chooses (ok, slow, write, retry, fail, hang, crash, malformed, daemonize), the shipped Python example and the
 /// Swift example built with InboxHandlerKit.
 @Suite(.serialized, .enabled(if: Journal.available, Comment(rawValue: Journal.unavailableReason)))
 struct ResidentTests {
@@ -10,7 +10,7 @@ struct ResidentTests {
     /// `eof <pid>` to OUTPUT_DIR/log, and answers as the file's first word says.
     static let handler = """
         #!/usr/bin/python3
-        import json, os, socket, sys, time
+        import json, os, socket, subprocess, sys, time
         log = os.open(os.path.join(os.environ["OUTPUT_DIR"], "log"), os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o666)
         def note(text): os.write(log, (text + "\\n").encode())
         note(f"start {os.getpid()} {os.environ.get('LISTEN_PID')} {os.environ.get('LISTEN_FDNAMES')}")
@@ -41,6 +41,11 @@ struct ResidentTests {
                 continue
             if mode == "crash":
                 os._exit(3)
+            if mode == "daemonize":
+                # A process of a session of its own, out of the instance's group, that would outlive it.
+                daemon = subprocess.Popen(["sleep", "600"], stdin=subprocess.DEVNULL,
+                                          stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+                note(f"daemon {daemon.pid}")
             if mode == "malformed":
                 sock.send(b"this is not json")
                 sock.send(json.dumps({"deliveryID": "0" * 32, "result": "done"}).encode())
@@ -201,6 +206,28 @@ struct ResidentTests {
         _ = try Journal.wait(for: ["_PID=\(world.pid)", "INBOX_EVENT=finished", "INBOX_HANDLER=\(handler)"])
         let pids = Set(Self.got(world).map { $0[1] })
         #expect(pids.count == 2)
+    }
+
+    /// What an instance starts outside its process group (a daemon in a session of its own) does not outlive it:
+    /// when the instance ends (here it crashes), the agent kills what is left of its identity, as for a launched
+    /// handler; with a named `User=`, the orphans it inherited that run as that user.
+    @Test(.enabled(if: getuid() == 0, "identities need the agent to run as root"), arguments: ["", "User=nobody"])
+    func aDaemonAnInstanceStartedDoesNotOutliveIt(user: String) throws {
+        let world = try AgentHarness()
+        let handler = try Self.register(world, user)
+        try world.start(config: "[Agent]\nMaxAttempts=1\n")
+        try world.drop("spawn.txt", contents: Array("daemonize".utf8))
+        try waitUntil("the daemon started") { Self.log(world).contains { $0.first == "daemon" } }
+        let daemon = try #require(Self.log(world).first { $0.first == "daemon" }.flatMap { Int32($0[1]) })
+        #expect(kill(daemon, 0) == 0, "running while its instance runs")
+        try world.drop("crash.txt", contents: Array("crash".utf8))
+        _ = try Journal.wait(for: ["_PID=\(world.pid)", "MESSAGE_ID=3b0a2c9d6e1f4a7b8c5d2e0f1a3b4c63"])
+        // Gone, or a zombie waiting for whoever inherited it.
+        try waitUntil("the daemon is gone") {
+            guard let stat = try? String(contentsOfFile: "/proc/\(daemon)/stat", encoding: .utf8) else { return true }
+            return stat.split(separator: ")").last?.split(separator: " ").first == "Z"
+        }
+        #expect(!world.journal(["INBOX_HANDLER=\(handler)", "PRIORITY=5"]).isEmpty, "the kill is logged")
     }
 
     @Test func anIdleInstanceExitsAndTheNextFileStartsAnother() throws {

@@ -281,13 +281,28 @@ final class ProcessLauncher: Launcher {
     /// own, every process of that uid; otherwise the orphans the agent inherited (as a subreaper) that run as its
     /// user. Those orphans are then reaped through the event loop.
     private func killLeftovers(of attempt: Attempt) {
+        killLeftovers(of: attempt.handler, pid: attempt.pid, othersRunning: false,
+                      fields: ["INBOX_HANDLER": attempt.handler, "INBOX_DELIVERY_ID": attempt.deliveryID])
+    }
+
+    /// The same when a resident instance ended (`ResidentLauncher`): what it left running goes with it, as for a
+    /// launched handler. `othersRunning`: other instances of the handler still run under the same identity, and what
+    /// one of them started cannot be told from what this one left, so nothing is killed now; it goes when the last
+    /// instance ends.
+    func instanceEnded(_ handler: String, pid: pid_t, othersRunning: Bool) {
+        killLeftovers(of: handler, pid: pid, othersRunning: othersRunning,
+                      fields: ["INBOX_HANDLER": handler, "INBOX_PID": String(pid)])
+    }
+
+    private func killLeftovers(of handler: String, pid: pid_t, othersRunning: Bool,
+                               fields: KeyValuePairs<String, String?>) {
         // Anything a handler left running has an ancestor that is now the agent's child (it is a subreaper): with no
         // such child, nothing was left, and no /proc scan is needed.
-        let tracked = Set(running.keys).union([attempt.pid]).union(ownChildren()).union(residentChildren())
+        let tracked = Set(running.keys).union([pid]).union(ownChildren()).union(residentChildren())
         let inherited = Leftovers.children().filter { !tracked.contains($0) }
         guard !inherited.isEmpty else { return }
-        let uid = uid(of: attempt.handler)
-        let sharing = running.values.contains { self.uid(of: $0.handler) == uid }
+        let uid = uid(of: handler)
+        let sharing = othersRunning || running.values.contains { self.uid(of: $0.handler) == uid }
         var killed = 0
         if !sharing {
             if DynamicIdentity.contains(uid) {
@@ -301,8 +316,7 @@ final class ProcessLauncher: Launcher {
             orphans[pid] = try? loop.addChild(pid: pid) { [unowned self] _ in self.orphans[pid] = nil }
         }
         if killed > 0 {
-            logger.log(.notice, "Killed \(killed) process(es) \(attempt.handler) left running",
-                       fields: ["INBOX_HANDLER": attempt.handler, "INBOX_DELIVERY_ID": attempt.deliveryID])
+            logger.log(.notice, "Killed \(killed) process(es) \(handler) left running", fields: fields)
         }
     }
 

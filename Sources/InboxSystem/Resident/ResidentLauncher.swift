@@ -173,6 +173,8 @@ final class ResidentLauncher: Launcher {
         }
         let handler = handlers[instance.handler]
         handler?.instances.removeAll { $0 === instance }
+        // And what it started outside its session (a daemon), as for a launched handler.
+        processes.instanceEnded(instance.handler, pid: instance.pid, othersRunning: !(handler?.instances.isEmpty ?? true))
         let fields: KeyValuePairs<String, String?> = [
             "INBOX_HANDLER": instance.handler, "INBOX_PID": String(instance.pid), "INBOX_EXIT_STATUS": status.exitCode,
             "INBOX_SERVED": String(instance.served), "INBOX_UNANSWERED": String(unanswered.count)]
