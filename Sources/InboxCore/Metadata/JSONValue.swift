@@ -59,7 +59,12 @@ public enum JSONValue: Sendable, Hashable {
         var offset = 0
 
         mutating func skipWhitespace() {
-            while offset < bytes.count, [0x20, 0x09, 0x0A, 0x0D].contains(bytes[offset]) { offset += 1 }
+            while offset < bytes.count {
+                switch bytes[offset] {
+                case 0x20, 0x09, 0x0A, 0x0D: offset += 1
+                default: return
+                }
+            }
         }
 
         mutating func value() -> JSONValue {
@@ -113,6 +118,13 @@ public enum JSONValue: Sendable, Hashable {
 
         mutating func string() -> String {
             offset += 1  // opening quote
+            // Without escapes (most strings), the text between the quotes as it is.
+            var end = offset
+            while bytes[end] != UInt8(ascii: "\"") && bytes[end] != UInt8(ascii: "\\") { end += 1 }
+            if bytes[end] == UInt8(ascii: "\"") {
+                defer { offset = end + 1 }
+                return String(decoding: bytes[offset..<end], as: UTF8.self)
+            }
             var scalars = String.UnicodeScalarView()
             var raw: [UInt8] = []
             func flush() {
