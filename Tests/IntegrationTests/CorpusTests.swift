@@ -38,14 +38,7 @@ struct CorpusTests {
         }
         try waitUntil("\(cases.count) recordings", timeout: 120) { world.recordings().count >= cases.count }
 
-        var decided: [String: String] = [:]
-        for recording in world.recordings().values {
-            let environment = Dictionary(recording.split(separator: "\n").compactMap { line -> (String, String)? in
-                guard let equals = line.firstIndex(of: "=") else { return nil }
-                return (String(line[..<equals]), String(line[line.index(after: equals)...]))
-            }, uniquingKeysWith: { first, _ in first })
-            if let name = environment["INBOX_NAME"] { decided[name] = environment["INBOX_CONTENT_TYPE"] }
-        }
+        let decided = world.recordedContentTypes()
         var wrong: [String] = []
         var byVariant: [String: (right: Int, all: Int)] = [:]
         for testCase in cases {

@@ -19,14 +19,7 @@ struct DetectionCorpusAgentTests {
             try world.drop(row[0], contents: bytes)
         }
         try waitUntil("\(rows.count) recordings", timeout: 120) { world.recordings().count >= rows.count }
-        var decided: [String: String] = [:]
-        for recording in world.recordings().values {
-            let environment = Dictionary(recording.split(separator: "\n").compactMap { line -> (String, String)? in
-                guard let equals = line.firstIndex(of: "=") else { return nil }
-                return (String(line[..<equals]), String(line[line.index(after: equals)...]))
-            }, uniquingKeysWith: { first, _ in first })
-            if let name = environment["INBOX_NAME"] { decided[name] = environment["INBOX_CONTENT_TYPE"] }
-        }
+        let decided = world.recordedContentTypes()
         for row in rows {
             #expect(decided[row[0]] == row[2], "\(row[0]): \(row[3])")
         }

@@ -139,6 +139,20 @@ final class AgentHarness: @unchecked Sendable {
         return result
     }
 
+    /// The type each recorded file was delivered as: `INBOX_CONTENT_TYPE` by `INBOX_NAME`, from the recordings (the
+    /// first line of a key counts when it appears twice).
+    func recordedContentTypes() -> [String: String] {
+        var decided: [String: String] = [:]
+        for recording in recordings().values {
+            let environment = Dictionary(recording.split(separator: "\n").compactMap { line -> (String, String)? in
+                guard let equals = line.firstIndex(of: "=") else { return nil }
+                return (String(line[..<equals]), String(line[line.index(after: equals)...]))
+            }, uniquingKeysWith: { first, _ in first })
+            if let name = environment["INBOX_NAME"] { decided[name] = environment["INBOX_CONTENT_TYPE"] }
+        }
+        return decided
+    }
+
     func contents(of directory: URL) -> [String] {
         ((try? FileManager.default.contentsOfDirectory(atPath: directory.path)) ?? []).sorted()
     }

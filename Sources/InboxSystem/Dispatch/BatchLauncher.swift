@@ -117,10 +117,7 @@ final class BatchLauncher {
         let started = processes.startBatch(batch.map(\.delivery), registration: handler.registration,
                                            container: handler.container) { [unowned self, unowned handler] status in
             handler.running -= 1
-            let outcome: DeliveryOutcome = switch status {
-            case .exited(let code): .exited(code)
-            case .signaled(let signal): .signaled(signal)
-            }
+            let outcome = DeliveryOutcome(status)
             for attempt in batch {
                 attempt.finish(batch.count > 1 && outcome != .exited(0) ? .batchFailed(outcome) : outcome)
             }

@@ -201,8 +201,9 @@ final class Dispatcher {
             return nil
         }
         ExtendedAttributes(file).write(AgentAttribute.started, String(entry.lifecycle.nextAttempt))
-        guard let st = try? file.status(), EntryKind(mode: st.st_mode) == .regular else {
-            let kind = (try? file.status()).map { EntryKind(mode: $0.st_mode) } ?? .symlink
+        let status = try? file.status()
+        guard let st = status, EntryKind(mode: st.st_mode) == .regular else {
+            let kind = status.map { EntryKind(mode: $0.st_mode) } ?? .symlink
             file.close()
             quarantine.moveAside(name, from: container.inbox, kind: kind)
             perform(entry.lifecycle.fileGone(), for: entry)
@@ -256,6 +257,14 @@ final class Dispatcher {
                 duration: EventLoop.now() - run.started)
         launchReady()
         if draining && running.isEmpty { drained() }
+    }
+
+    /// Queues an entry again, behind everything queued so far.
+    private func queueAgain(_ entry: Entry) {
+        nextSequence += 1
+        var again = entry
+        again.sequence = nextSequence
+        queue.append(again)
     }
 
     /// Who else can have written the copy: the agent's directories are closed to everyone but root, so its sender,
@@ -320,20 +329,15 @@ final class Dispatcher {
         case .signal(let signal):
             if let attempt { launcher.signal(attempt, signal) }
         case .enqueue:
-            nextSequence += 1
-            var again = entry
-            again.sequence = nextSequence
-            queue.append(again)
+            queueAgain(entry)
         case .requeueAlone(let outcome):
             if logger.isEnabled(.debug) {
                 logger.log(.debug, "\(delivery.handler) \(outcome.phrase); \(delivery.name) goes again on its own",
                            fields: delivery.journalFields())
             }
-            nextSequence += 1
-            var again = entry
-            again.sequence = nextSequence
-            again.delivery.alone = true
-            queue.append(again)
+            var alone = entry
+            alone.delivery.alone = true
+            queueAgain(alone)
         case .cancelRetry:
             waiting[delivery.id] = nil
         case .keepForNextStart:

@@ -36,3 +36,13 @@ protocol LaunchedAttempt: AnyObject {
     /// writing during the attempt surely another process's (Dispatcher, the read lease).
     var sandboxed: Bool { get }
 }
+
+extension DeliveryOutcome {
+    /// How a handler process's end reads as the end of its attempt (a launched handler's, a batch's).
+    init(_ status: ExitStatus) {
+        switch status {
+        case .exited(let code): self = .exited(code)
+        case .signaled(let signal): self = .signaled(signal)
+        }
+    }
+}

@@ -97,12 +97,7 @@ final class ProcessLauncher: Launcher {
 
     func start(_ delivery: Delivery, copy: FileDescriptor, registration: HandlerRegistration, container: Container,
                ended: @escaping (DeliveryOutcome) -> Void) -> LaunchStart {
-        start([delivery], registration: registration, container: container) { status in
-            switch status {
-            case .exited(let code): ended(.exited(code))
-            case .signaled(let signal): ended(.signaled(signal))
-            }
-        }
+        start([delivery], registration: registration, container: container) { status in ended(DeliveryOutcome(status)) }
     }
 
     /// Starts one process for a batch (Exec= with %F or %U): the files as arguments, a JSON array on stdin, and the
