@@ -114,8 +114,8 @@ final class BatchLauncher {
     }
 
     private func launch(_ batch: [Attempt], of handler: Handler, identifier: String) {
-        let started = processes.startBatch(batch.map(\.delivery), registration: handler.registration,
-                                           container: handler.container) { [unowned self, unowned handler] status in
+        let started = processes.startProcess(for: batch.map(\.delivery), registration: handler.registration,
+                                             container: handler.container) { [unowned self, unowned handler] status in
             handler.running -= 1
             let outcome = DeliveryOutcome(status)
             for attempt in batch {

@@ -97,18 +97,16 @@ final class ProcessLauncher: Launcher {
 
     func start(_ delivery: Delivery, copy: FileDescriptor, registration: HandlerRegistration, container: Container,
                ended: @escaping (DeliveryOutcome) -> Void) -> LaunchStart {
-        start([delivery], registration: registration, container: container) { status in ended(DeliveryOutcome(status)) }
+        startProcess(for: [delivery], registration: registration, container: container) { status in
+            ended(DeliveryOutcome(status))
+        }
     }
 
-    /// Starts one process for a batch (Exec= with %F or %U): the files as arguments, a JSON array on stdin, and the
-    /// environment of the handler without a file's INBOX_* variables (INBOX_BATCH_SIZE instead). `ended` is called once.
-    func startBatch(_ deliveries: [Delivery], registration: HandlerRegistration, container: Container,
-                    ended: @escaping (ExitStatus) -> Void) -> LaunchStart {
-        start(deliveries, registration: registration, container: container, ended: ended)
-    }
-
-    private func start(_ deliveries: [Delivery], registration: HandlerRegistration, container: Container,
-                       ended: @escaping (ExitStatus) -> Void) -> LaunchStart {
+    /// Starts one process for a file, or for a batch (Exec= with %F or %U): then the files are its arguments, stdin is
+    /// a JSON array, and its environment has no file's INBOX_* variables (INBOX_BATCH_SIZE instead). `ended` is called
+    /// once.
+    func startProcess(for deliveries: [Delivery], registration: HandlerRegistration, container: Container,
+                      ended: @escaping (ExitStatus) -> Void) -> LaunchStart {
         let delivery = deliveries[0]
         let single = deliveries.count == 1 && !registration.exec.takesFileList
         let stdinDocument = single ? delivery.stdinDocument() : Delivery.batchDocument(deliveries)
@@ -183,8 +181,7 @@ final class ProcessLauncher: Launcher {
     /// stdout and stderr into a new `OutputRelay`, `stdin` as a sealed memory file, and death with the agent. `request`
     /// makes the rest of the request from the identity and the two descriptors. The child source is the caller's.
     func spawnHandler(_ registration: HandlerRegistration, container: Container, stdin stdinDocument: [UInt8],
-                      request makeRequest: (Identity?, FileDescriptor, FileDescriptor) -> SpawnRequest,
-                      adjust: (inout SpawnRequest) -> Void = { _ in })
+                      request makeRequest: (Identity?, FileDescriptor, FileDescriptor) -> SpawnRequest)
         -> Result<SpawnedHandler, SpawnFailure> {
         var identity: Identity?
         switch catalog.identities[registration.identifier] {
@@ -224,7 +221,6 @@ final class ProcessLauncher: Launcher {
             // lives as long as it does). The child sets it after its credential change and checks the parent is still
             // there (spawn.c); what the handler starts itself is stopped at the next start (stopEarlierRun).
             request.parentDeathSignal = SIGKILL
-            adjust(&request)
             process = try spawn(request)
         } catch {
             output.finish(fields: [], closed: { _ in })

@@ -51,21 +51,20 @@ struct MessageSocket {
         case failed(Errno)
     }
 
-    /// Receives one message of at most `capacity` bytes; descriptors the instance attached are closed unread.
-    func receive(capacity: Int) -> ReceiveResult {
+    /// Receives one message of at most `buffer.count` bytes, read into `buffer` (the caller's, kept from one receive
+    /// to the next); descriptors the instance attached are closed unread.
+    func receive(into buffer: inout [UInt8]) -> ReceiveResult {
         var attached: CInt = -1
         var truncated: CInt = 0
-        var bytes = [UInt8](repeating: 0, count: capacity)
         let result = retryingErrno {
-            bytes.withUnsafeMutableBytes { sys_receive_with_fd(descriptor.rawValue, $0, &attached, &truncated) }
+            buffer.withUnsafeMutableBytes { sys_receive_with_fd(descriptor.rawValue, $0, &attached, &truncated) }
         }
         if attached >= 0 { FileDescriptor(rawValue: attached).close() }
         switch result {
         case .success(0): return .endOfFile
         case .success(let count):
             if truncated != 0 { return .truncated }
-            bytes.removeSubrange(count...)
-            return .message(bytes)
+            return .message(Array(buffer[..<count]))
         case .failure(.wouldBlock): return .wouldBlock
         case .failure(let error): return .failed(error)
         }

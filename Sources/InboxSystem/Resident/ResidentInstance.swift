@@ -31,6 +31,8 @@ final class ResidentInstance {
     private var writeSource: EventSource?
     private var timer: EventSource?
     private var malformedAnswers = 0
+    /// Where answers are read: one byte past the longest, so that a longer one is seen as cut short.
+    private var answerBuffer = [UInt8](repeating: 0, count: HandlerAnswer.maximumSize + 1)
 
     /// An answer arrived for one of its deliveries.
     var answered: (ResidentInstance, ResidentAttempt, HandlerAnswer) -> Void = { _, _, _ in }
@@ -113,7 +115,7 @@ final class ResidentInstance {
     /// (the first few per instance) and ignored.
     private func readAnswers() {
         while true {
-            switch socket.receive(capacity: HandlerAnswer.maximumSize + 1) {
+            switch socket.receive(into: &answerBuffer) {
             case .message(let bytes):
                 switch HandlerAnswer.parse(bytes) {
                 case .success(let answer):

@@ -202,8 +202,8 @@ final class ResidentLauncher: Launcher {
         changed()
         if let handler {
             if handler.instances.isEmpty && handler.pending.isEmpty && handler.restartTimer == nil,
-               let identifier = handlers.first(where: { $0.value === handler })?.key {
-                handlers[identifier] = nil
+               handlers[instance.handler] === handler {
+                handlers[instance.handler] = nil
             } else {
                 _ = assign(handler)
             }
