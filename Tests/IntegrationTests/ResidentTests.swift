@@ -2,7 +2,8 @@ import Foundation
 import Testing
 
 /// Resident handlers (Activation=resident) through the real agent: a Python test handler whose behaviour each file's
-/// first word chooses (ok, slow, write, retry, fail, hang, crash, malformed, daemonize), the shipped Python example and the
+/// first word chooses (ok, slow, write, retry, fail, hang, crash, malformed, daemonize; STUBBORN=1 in its environment
+/// ignores end of file and SIGTERM), the shipped Python example and the
 /// Swift example built with InboxHandlerKit.
 @Suite(.serialized, .enabled(if: Journal.available, Comment(rawValue: Journal.unavailableReason)))
 struct ResidentTests {
@@ -10,15 +11,21 @@ struct ResidentTests {
     /// `eof <pid>` to OUTPUT_DIR/log, and answers as the file's first word says.
     static let handler = """
         #!/usr/bin/python3
-        import json, os, socket, subprocess, sys, time
+        import json, os, signal, socket, subprocess, sys, time
         log = os.open(os.path.join(os.environ["OUTPUT_DIR"], "log"), os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o666)
         def note(text): os.write(log, (text + "\\n").encode())
+        # STUBBORN=1 (Environment=): SIGTERM is ignored and end of file does not end it.
+        stubborn = os.environ.get("STUBBORN") == "1"
+        if stubborn:
+            signal.signal(signal.SIGTERM, signal.SIG_IGN)
         note(f"start {os.getpid()} {os.environ.get('LISTEN_PID')} {os.environ.get('LISTEN_FDNAMES')}")
         sock = socket.socket(fileno=3)
         while True:
             message, fds, _, _ = socket.recv_fds(sock, 1 << 18, 4)
             if not message:
                 note(f"eof {os.getpid()}")
+                while stubborn:
+                    time.sleep(60)
                 break
             d = json.loads(message)
             fd = fds[0]
@@ -287,6 +294,57 @@ struct ResidentTests {
         try Self.waitIdle(world)
         #expect(Self.got(world).count == count)
         #expect(world.contents(of: world.containerInbox(handler)).isEmpty)
+    }
+
+    /// The agent's stop ends an idle instance itself, before it exits: end of file on its socket (which the instance
+    /// sees and exits 0 on), the instance reaped and its stop logged by the agent; a stubborn one (end of file and
+    /// SIGTERM ignored) is killed within the stop sequence's bound. Nothing is left for a service manager to kill.
+    @Test(arguments: [false, true])
+    func agentSIGTERMEndsAnIdleInstanceBeforeItExits(stubborn: Bool) throws {
+        let world = try AgentHarness()
+        let handler = try Self.register(world, stubborn ? "Environment=STUBBORN=1\nIdleExitSec=infinity" : "IdleExitSec=infinity")
+        try world.start()
+        try world.drop("one.txt", contents: Array("ok".utf8))
+        _ = try Journal.wait(for: ["_PID=\(world.pid)", "INBOX_EVENT=finished", "INBOX_HANDLER=\(handler)"])
+        let instance = try #require(Self.log(world).first { $0.first == "start" }.flatMap { pid_t($0[1]) })
+        #expect(kill(instance, 0) == 0, "the instance runs, idle")
+        let agent = world.pid
+        let stopping = Date()
+        world.stop()
+        let took = Date().timeIntervalSince(stopping)
+        #expect(world.process?.terminationStatus == 0)
+        // Gone the moment the agent is: not a zombie for someone else to reap, nor a process left running.
+        #expect(kill(instance, 0) == -1 && errno == ESRCH, "pid \(instance) is still there after the agent exited")
+        #expect(Self.log(world).contains { $0 == ["eof", Substring(String(instance))] }, "the instance saw end of file")
+        // The agent reaped it and said so before it exited.
+        let stopped = try Journal.wait(for: ["_PID=\(agent)", "MESSAGE_ID=3b0a2c9d6e1f4a7b8c5d2e0f1a3b4c62",
+                                             "INBOX_PID=\(instance)"])
+        let message = stopped.first?["MESSAGE"] as? String ?? ""
+        #expect(message.contains("the agent is stopping"), "\(message)")
+        if stubborn {
+            #expect(message.hasSuffix("it killed by signal 9"), "\(message)")
+            // End of file, SIGTERM 1 s later, SIGKILL 1 s after that: well within the 10 s stop timeout.
+            #expect(took < 8, "the stop took \(took) s")
+        } else {
+            #expect(message.hasSuffix("it exited with status 0"), "\(message)")
+            #expect(took < 5, "the stop took \(took) s")
+        }
+    }
+
+    /// What an idle instance left running (a daemon in a session of its own) is killed and reaped by the agent's stop
+    /// before it exits, as the instance is.
+    @Test(.enabled(if: getuid() == 0, "identities need the agent to run as root"), arguments: ["", "User=nobody"])
+    func agentSIGTERMEndsWhatAnInstanceLeftRunning(user: String) throws {
+        let world = try AgentHarness()
+        let handler = try Self.register(world, user + "\nIdleExitSec=infinity")
+        try world.start()
+        try world.drop("spawn.txt", contents: Array("daemonize".utf8))
+        _ = try Journal.wait(for: ["_PID=\(world.pid)", "INBOX_EVENT=finished", "INBOX_HANDLER=\(handler)"])
+        let daemon = try #require(Self.log(world).first { $0.first == "daemon" }.flatMap { pid_t($0[1]) })
+        #expect(kill(daemon, 0) == 0, "running while its instance runs")
+        world.stop()
+        #expect(world.process?.terminationStatus == 0)
+        #expect(kill(daemon, 0) == -1 && errno == ESRCH, "pid \(daemon) is still there after the agent exited")
     }
 
     @Test func malformedAndSecondAnswersAreLoggedAndIgnored() throws {

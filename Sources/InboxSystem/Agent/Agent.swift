@@ -25,6 +25,8 @@ public final class Agent {
     private let dispatcher: Dispatcher
     private let router: Router
     private let status: StatusReporter
+    /// Ends every process the agent started before it exits (SIGTERM and the like).
+    private let stop: StopSequence
     private var phase = Phase.starting
     /// The status `run()` returns; set when the agent stops because something it needs broke.
     private var exitCode: CInt = 0
@@ -53,6 +55,8 @@ public final class Agent {
         watcher = try IntakeWatcher(loop: loop, logger: logger, reader: reader, quarantine: quarantine,
                                     inboxes: settings.inboxes)
         status = StatusReporter(loop: loop, notifier: notifier, runtimeDirectory: settings.runtimeDirectory)
+        stop = StopSequence(loop: loop, logger: logger, dispatcher: dispatcher, resident: launchers.resident,
+                            processes: launcher) { [state] in state.containerOwners() }
         wire()
     }
 
@@ -75,11 +79,7 @@ public final class Agent {
             self.status.updateSoon()
             self.trimWhenIdle()
         }
-        dispatcher.drained = { [unowned self] in
-            // Nothing is in flight: resident instances are told to exit (end of file) rather than left to die with us.
-            self.launchers.resident.stopAll()
-            self.loop.exit(code: self.exitCode)
-        }
+        stop.finished = { [unowned self] in self.loop.exit(code: self.exitCode) }
         launchers.resident.changed = { [unowned self] in self.status.updateSoon() }
         sniffer?.lost = { [unowned self] in
             self.exitCode = EXIT_FAILURE
@@ -167,15 +167,19 @@ public final class Agent {
 
     // MARK: Stopping
 
-    /// SIGTERM: stop intake, let running handlers finish within the stop timeout, then stop them; exit when none runs.
+    /// SIGTERM: stop intake, let running handlers finish within the stop timeout, then stop them, end resident
+    /// instances and what handlers left running; exit when every process the agent started has been reaped
+    /// (`StopSequence`).
     private func beginDraining(reason: String) {
         guard phase == .running || phase == .starting else { return }
         phase = .draining
         watcher.stop()
-        logger.log(.info, "Stopping on \(reason); waiting for \(dispatcher.runningCount) running handler(s)", event: .stopping)
+        let instances = launchers.resident.runningCount
+        logger.log(.info, "Stopping on \(reason); waiting for \(dispatcher.runningCount) running handler(s)"
+                   + (instances > 0 ? " and \(instances) resident instance(s)" : ""), event: .stopping)
         notifier.stopping(status: statusLine())
         status.writeFile()
-        dispatcher.drain(timeout: settings.stopTimeout)
+        stop.begin(timeout: settings.stopTimeout)
     }
 
     /// After a burst the heap holds memory the queue no longer needs; a second after the agent falls idle it is given

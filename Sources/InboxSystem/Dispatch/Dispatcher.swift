@@ -74,7 +74,6 @@ final class Dispatcher {
     private var waiting: [String: (entry: Entry, timer: EventSource)] = [:]
     private var nextSequence: UInt64 = 0
     private var draining = false
-    private var stopTimer: EventSource?
 
     /// A queued delivery's handler is gone: the file is routed again from its container.
     var reroute: (Delivery) -> Void = { _ in }
@@ -365,9 +364,9 @@ final class Dispatcher {
     }
 
     /// Stops taking work: queued files stay in their containers for the next start, retry timers are cancelled,
-    /// running handlers get `timeout` to finish, then SIGTERM, then SIGKILL 3 s later. `drained` is called when the
-    /// last one ended (at once when none runs).
-    func drain(timeout: Duration) {
+    /// running handlers are left to finish until the agent's stop sequence tells them to stop (`stopRunning`).
+    /// `drained` is called when the last one ended (at once when none runs).
+    func drain() {
         guard !draining else { return }
         draining = true
         for (_, waited) in waiting {
@@ -376,17 +375,11 @@ final class Dispatcher {
         }
         waiting.removeAll()
         for run in running.values { _ = run.entry.lifecycle.drain() }
-        if running.isEmpty {
-            drained()
-            return
-        }
-        stopTimer = try? loop.addTimer(after: timeout) { [unowned self] in
-            self.stopAll(.terminate)
-            self.stopTimer = try? self.loop.addTimer(after: .seconds(3)) { [unowned self] in self.stopAll(.kill) }
-        }
+        if running.isEmpty { drained() }
     }
 
-    private func stopAll(_ signal: DeliveryLifecycle.StopSignal) {
+    /// Draining, the stop bound passed: every running handler is told to stop (SIGTERM, then SIGKILL).
+    func stopRunning(_ signal: DeliveryLifecycle.StopSignal) {
         for run in running.values { perform(run.entry.lifecycle.stopRequested(signal), for: run.entry, attempt: run.attempt) }
     }
 

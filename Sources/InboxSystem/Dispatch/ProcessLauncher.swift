@@ -47,6 +47,13 @@ final class ProcessLauncher: Launcher {
     private var running: [pid_t: Attempt] = [:]
     /// Child sources that only reap orphans the agent inherited as a subreaper and killed.
     private var orphans: [pid_t: EventSource] = [:]
+    /// The agent's own children that are not handlers (its content sniffer).
+    func isOwnChild(_ pid: pid_t) -> Bool { ownChildren().contains(pid) }
+
+    /// Sweeping at the agent's stop (`endLeftovers`): called once no leftover is left.
+    private var leftoversEnded: (() -> Void)?
+    private var leftoverUIDs: Set<UInt32> = []
+    private var sweepSource: EventSource?
     /// One ruleset per handler, applied by each of its children; rebuilt after a reload.
     private var rulesets: [String: LandlockRuleset] = [:]
     /// Relays of exited handlers still writing to a journal that pushed back.
@@ -303,11 +310,61 @@ final class ProcessLauncher: Launcher {
             }
         }
         // Reaped through the event loop, whoever they belonged to.
-        for pid in inherited where orphans[pid] == nil {
-            orphans[pid] = try? loop.addChild(pid: pid) { [unowned self] _ in self.orphans[pid] = nil }
-        }
+        for pid in inherited { reap(orphan: pid) }
         if killed > 0 {
             logger.log(.notice, "Killed \(killed) process(es) \(handler) left running", fields: fields)
+        }
+    }
+
+    private func reap(orphan pid: pid_t) {
+        guard orphans[pid] == nil else { return }
+        do throws(SystemError) {
+            orphans[pid] = try loop.addChild(pid: pid) { [unowned self] _ in
+                self.orphans[pid] = nil
+                if self.orphans.isEmpty && self.leftoversEnded != nil { self.sweepSoon() }
+            }
+        } catch {
+            // No source to wait with: it was sent SIGKILL, so the wait is short.
+            _ = Signals.send(SIGKILL, to: pid)
+            _ = waitForExit(pid: pid)
+        }
+    }
+
+    /// The agent stops and no handler runs any more: every process of the handlers' own identities (`uids`) is
+    /// killed, and so is every child the agent has left but its own (`ownChildren`): what handlers left running,
+    /// inherited as a subreaper. Each is reaped, and what they leave in turn becomes the agent's child and goes the
+    /// same way; `done` is called once there is nothing left.
+    func endLeftovers(uids: Set<UInt32>, _ done: @escaping () -> Void) {
+        leftoversEnded = done
+        leftoverUIDs = uids
+        sweepSoon()
+    }
+
+    /// The next round of `endLeftovers`, from the loop: a child source hands over its process before sd-event reaps
+    /// it, so a round run inside one would take the ending process for a leftover.
+    private func sweepSoon() {
+        guard sweepSource == nil else { return }
+        sweepSource = try? loop.addDefer { [unowned self] in
+            self.sweepSource = nil
+            self.sweep()
+        }
+        if sweepSource == nil { sweep() }
+    }
+
+    private func sweep() {
+        guard let done = leftoversEnded else { return }
+        var killed = Leftovers.kill(uids: leftoverUIDs)
+        let own = Set(ownChildren()).union(residentChildren())
+        for pid in Leftovers.children() where !own.contains(pid) {
+            if Signals.send(SIGKILL, to: pid) == nil { killed += 1 }
+            reap(orphan: pid)
+        }
+        if killed > 0 {
+            logger.log(.notice, "Killed \(killed) process(es) that handlers left running", fields: ["INBOX_KILLED": String(killed)])
+        }
+        if orphans.isEmpty {
+            leftoversEnded = nil
+            done()
         }
     }
 

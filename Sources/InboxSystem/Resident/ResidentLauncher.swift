@@ -33,6 +33,10 @@ final class ResidentLauncher: Launcher {
     private let later: LaterFinishes<ResidentAttempt>
     /// An instance started or ended: what the status shows changed.
     var changed: () -> Void = {}
+    /// Draining, and the last instance has been reaped.
+    var ended: () -> Void = {}
+    /// The agent stops: no instance is started any more (`drain`).
+    private var stopping = false
 
     init(loop: EventLoop, logger: Logger, processes: ProcessLauncher) {
         self.loop = loop
@@ -70,6 +74,10 @@ final class ResidentLauncher: Launcher {
     /// one is busy. A start that fails ends what waits with that failure; a refusal (no Landlock where it is
     /// required) is returned for the caller's own delivery.
     private func assign(_ handler: Handler) -> LaunchStart? {
+        if stopping {
+            failPending(handler, .signaled(SIGTERM))
+            return nil
+        }
         while let attempt = handler.pending.first {
             let live = handler.live
             var target = live.filter(\.hasRoom).min { $0.load < $1.load }
@@ -156,7 +164,9 @@ final class ResidentLauncher: Launcher {
     /// Nothing in flight: a retired instance goes now; another after IdleExitSec=.
     private func idle(_ instance: ResidentInstance) {
         guard instance.stopReason == nil else { return }
-        if instance.retired {
+        if stopping {
+            instance.stop(reason: Self.agentStopping, grace: .seconds(1))
+        } else if instance.retired {
             instance.stop(reason: "its registration changed")
         } else if let idleExit = instance.registration.idleExit {
             instance.stopWhenIdle(after: idleExit, reason: "idle for \(idleExit.shortDescription)")
@@ -193,7 +203,7 @@ final class ResidentLauncher: Launcher {
             let clean = unanswered.isEmpty && status == .exited(0)
             logger.log(clean ? .info : .warning, "\(instance.handler) (pid \(instance.pid)) \(status) on its own\(how)\(left)",
                        event: .instanceCrashed, fields: fields)
-            if let handler, !unanswered.isEmpty || !handler.pending.isEmpty {
+            if let handler, !stopping, !unanswered.isEmpty || !handler.pending.isEmpty {
                 handler.failures += 1
                 scheduleRestart(handler)
             }
@@ -208,6 +218,7 @@ final class ResidentLauncher: Launcher {
                 _ = assign(handler)
             }
         }
+        if stopping && runningCount == 0 { ended() }
     }
 
     /// After instances ended on their own with work left, the next starts after 100 ms, doubling to at most 30 s.
@@ -264,13 +275,35 @@ final class ResidentLauncher: Launcher {
         }
     }
 
-    /// The agent stops: every instance gets end of file and, after a short grace, SIGTERM.
-    func stopAll() {
+    /// The agent stops (`StopSequence`): no instance is started again, deliveries that wait for one end at once (they
+    /// stay in their containers for the next start), and every instance with nothing in flight is stopped now: end of
+    /// file on its socket, SIGTERM 1 s later, SIGKILL 1 s after that. A busy one is stopped the same way once it has
+    /// answered what it holds, or told to stop with the running deliveries (`terminateAll`). `ended` is called once
+    /// the last instance has exited and been reaped (at once when none runs).
+    func drain() {
+        stopping = true
         for handler in handlers.values {
             handler.restartTimer = nil
-            for instance in handler.instances { instance.stop(reason: "the agent is stopping", grace: .seconds(1)) }
+            failPending(handler, .signaled(SIGTERM))
+            for instance in handler.instances {
+                instance.retire()
+                if instance.load == 0 { instance.stop(reason: Self.agentStopping, grace: .seconds(1)) }
+            }
+        }
+        if runningCount == 0 { ended() }
+    }
+
+    /// The stop bound passed: every instance still running gets `signal`, idle or not.
+    func terminateAll(_ signal: CInt) {
+        for handler in handlers.values {
+            for instance in handler.instances { instance.terminate(reason: Self.agentStopping, signal: signal) }
         }
     }
+
+    /// Instances that run (or have not been reaped yet).
+    var runningCount: Int { handlers.values.reduce(0) { $0 + $1.instances.count } }
+
+    private static let agentStopping = "the agent is stopping"
 
     /// Instances for the status file, oldest first.
     func instances(now: Duration) -> [AgentStatus.Instance] {
