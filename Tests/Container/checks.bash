@@ -446,6 +446,44 @@ check_purge() {
     return "$ok"
 }
 
+# systemctl restart with an idle resident instance (the packaged Swift example, linked by
+# check_registrations, for public.json): the agent ends the instance itself before it exits
+# (end of file on its socket; it exits), so systemd finds nothing of the unit to kill.
+instance_started_id=3b0a2c9d6e1f4a7b8c5d2e0f1a3b4c61
+check_restart_resident_idle() {
+    local after pid restarted
+    after=$(cursor)
+    as sender sh -c 'cd && printf "{\"idle\": true}\n" >idle.json &&
+        inboxctl send --inbox /var/spool/inboxd/Inbox --source-app com.example.mail idle.json' >/dev/null || return 1
+    wait_for 30 "the resident example to answer for idle.json" entry "$after" INBOX_EVENT=finished \
+        INBOX_HANDLER=com.example.checksum || {
+        unit_log "$after" --output=cat
+        return 1
+    }
+    pid=$(entries "$after" --unit=inboxd.service -- MESSAGE_ID="$instance_started_id" \
+        INBOX_HANDLER=com.example.checksum | sed -n 's/^INBOX_PID=//p' | tail -n 1)
+    [[ -n $pid ]] && inside kill -0 "$pid" || {
+        echo "    no running instance of com.example.checksum (pid '${pid}')"
+        return 1
+    }
+    restarted=$(cursor)
+    inside systemctl restart inboxd.service || return 1
+    wait_for 60 "active (running) after the restart" running || return 1
+    if inside kill -0 "$pid" 2>/dev/null; then
+        echo "    the instance (pid $pid) outlived the agent's restart"
+        return 1
+    fi
+    if unit_log "$restarted" --output=cat | grep -E 'Killing process|left-over process|SIGKILL'; then
+        echo "    systemd had to kill what the agent left (above)"
+        return 1
+    fi
+    logged "$restarted" "Stopped com.example.checksum (pid $pid): the agent is stopping; it exited with status 0" || {
+        unit_log "$restarted" --output=cat
+        return 1
+    }
+    unit_log "$restarted" --output=cat --grep='Stopp|Started|instance' | sed 's/^/    /'
+}
+
 run_checks() {
     check "install: dpkg -i starts inboxd, active (running), STATUS=" check_install || return 0
     check "the unit's sandbox holds the running agent" check_agent_sandbox || true
@@ -459,6 +497,7 @@ run_checks() {
     check "systemctl stop drains: the running handler finishes" check_stop_drains || true
     check "journalctl -x explains a failed delivery (catalog)" check_failure_catalog || true
     check "user unit: systemctl --user for a lingering user" check_user_instance || true
+    check "systemctl restart: an idle resident instance ends before the agent" check_restart_resident_idle || true
     check "dpkg --remove: stopped, gone, configuration and state kept" check_remove || true
     check "dpkg --purge: configuration, state and spool gone" check_purge || true
 }
