@@ -460,7 +460,9 @@ check_restart_resident_idle() {
         unit_log "$after" --output=cat
         return 1
     }
-    pid=$(entries "$after" --unit=inboxd.service -- MESSAGE_ID="$instance_started_id" \
+    # The last instance started (without --after-cursor: with a match, systemd 252 skips the
+    # first entry after the cursor, which this one is).
+    pid=$(inside journalctl --quiet --output=export MESSAGE_ID="$instance_started_id" \
         INBOX_HANDLER=com.example.checksum | sed -n 's/^INBOX_PID=//p' | tail -n 1)
     [[ -n $pid ]] && inside kill -0 "$pid" || {
         echo "    no running instance of com.example.checksum (pid '${pid}')"

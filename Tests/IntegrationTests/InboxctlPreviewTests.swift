@@ -163,4 +163,142 @@ struct InboxctlPreviewTests {
         #expect(changed.stderr.hasPrefix("inboxctl: test.viewer.\(world.tag) changed \(note.path), which it may only read: change time"))
         #expect(FileManager.default.fileExists(atPath: note.path))
     }
+
+    // MARK: Every kind of viewer, and viewers that cannot be started
+
+    /// A resident viewer (Activation=resident) in Python: prints what it is told and answers ANSWER (default done).
+    static let residentViewer = """
+        #!/usr/bin/python3
+        import json, os, socket
+        print(f"started listen={os.environ.get('LISTEN_FDNAMES')} preview={os.environ.get('INBOX_PREVIEW')} "
+              f"pid-ok={os.environ.get('LISTEN_PID') == str(os.getpid())}", flush=True)
+        sock = socket.socket(fileno=3)
+        while True:
+            message, fds, _, _ = socket.recv_fds(sock, 1 << 18, 4)
+            if not message:
+                print("eof", flush=True)
+                break
+            d = json.loads(message)
+            data = os.read(fds[0], 4096).decode().strip()
+            try:
+                os.write(fds[0], b"x")
+                wrote = "yes"
+            except OSError:
+                wrote = "no"
+            print(f"got {d['name']} title={d['preview']['title']} content={data} wrote={wrote}", flush=True)
+            sock.send(json.dumps({"deliveryID": d["deliveryID"], "result": os.environ.get("ANSWER", "done"),
+                                  "reason": "as told"}).encode())
+
+        """
+
+    func residentViewer(_ world: AgentHarness, _ identifier: String, extra: String = "") throws {
+        let program = world.root.appendingPathComponent("resident-viewer")
+        try Self.residentViewer.write(to: program, atomically: true, encoding: .utf8)
+        chmod(program.path, 0o755)
+        try world.register(identifier, exec: program.path, contentTypes: "public.plain-text",
+                           extraHandler: "Activation=resident\n" + extra)
+    }
+
+    func note(_ world: AgentHarness) throws -> URL {
+        let note = world.root.appendingPathComponent("note.txt")
+        try Data("hello\n".utf8).write(to: note)
+        return note
+    }
+
+    /// A resident viewer is served as the agent serves one: started with its socket as fd 3, sent the file as one
+    /// delivery with a read-only descriptor, told to exit once it has answered.
+    @Test func aResidentViewerIsStartedSentTheFileAndToldToExit() throws {
+        let world = try AgentHarness()
+        let viewer = "test.resident.\(world.tag)"
+        try residentViewer(world, viewer)
+        let note = try note(world)
+        let result = try world.inboxctl("preview", ["--title", "A note", note.path])
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(result.stderr.isEmpty)
+        #expect(result.stdout == "started listen=inbox preview=1 pid-ok=True\n"
+                + "got note.txt title=A note content=hello wrote=no\neof\n")
+        #expect(try String(contentsOf: note, encoding: .utf8) == "hello\n")
+
+        // An answer other than done is the viewer's failure.
+        try residentViewer(world, viewer, extra: "Environment=ANSWER=failed")
+        let failed = try world.inboxctl("preview", [note.path])
+        #expect(failed.status == 1)
+        #expect(failed.stderr == "inboxctl: \(viewer) answered failed (as told) showing \(note.path)\n")
+    }
+
+    /// The shipped resident example, registered as a viewer of plain text, previews a file (it used to exit with
+    /// "not started by inboxd as a resident handler").
+    @Test func theShippedResidentExamplePreviews() throws {
+        let world = try AgentHarness()
+        let repository = ExampleHandlersTests.repository
+        let program = world.root.appendingPathComponent("text-checksum")
+        try FileManager.default.copyItem(at: repository.appendingPathComponent("handlers.d/bin/text-checksum"), to: program)
+        chmod(program.path, 0o755)
+        let text = try String(contentsOf: repository.appendingPathComponent("handlers.d/com.example.text-checksum.handler"),
+                              encoding: .utf8).replacingOccurrences(of: "@HANDLERS_BIN@/text-checksum", with: program.path)
+        try world.write(text, to: world.handlers.appendingPathComponent("com.example.text-checksum.handler"))
+        let note = try note(world)
+        let result = try world.inboxctl("preview", [note.path])
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(result.stderr.isEmpty)
+    }
+
+    /// Exec= with %F is run as a batch of one, as the agent runs it: the file as the list, a JSON array on stdin.
+    @Test func aBatchViewerGetsABatchOfOne() throws {
+        let world = try AgentHarness()
+        let script = try world.script("batch", """
+            echo "args=$# $1 size=$INBOX_BATCH_SIZE preview=$INBOX_PREVIEW file=${INBOX_FILE:-none}"
+            echo "stdin=$(cat)"
+            """)
+        try world.register("test.batch.\(world.tag)", exec: "\(script.path) %F", contentTypes: "public.plain-text")
+        let note = try note(world)
+        let result = try world.inboxctl("preview", [note.path])
+        #expect(result.status == 0, "\(result.stderr)")
+        let lines = result.stdout.split(separator: "\n").map(String.init)
+        // The file itself, or (as root) its read-only copy.
+        #expect(lines.first?.hasPrefix("args=1 /") == true && lines.first?.hasSuffix("/note.txt size=1 preview=1 file=none") == true,
+                "\(result.stdout)")
+        #expect(lines.last?.hasPrefix("stdin=[{") == true && lines.last?.hasSuffix("}]") == true, "\(result.stdout)")
+        #expect(lines.last?.contains(#""preview":{"title":"note.txt","index":1,"count":1}"#) == true)
+    }
+
+    /// The best viewer cannot be started (its program is missing; as root, also its User= is): a note, then the next
+    /// viewer shows the file. With --with it is the error; with none left, one error lists what was tried.
+    @Test(arguments: ["Exec=/nonexistent/viewer %f"] + (geteuid() == 0 ? ["User=inboxd-no-such-user"] : []))
+    func aViewerThatCannotStartIsPassedOverForTheNext(broken: String) throws {
+        let (world, viewer) = try world()
+        let best = "test.broken.\(world.tag)"
+        var text = world.registrationText(best, exec: "/bin/true %f", contentTypes: "public.plain-text", rank: "Owner")
+        if broken.hasPrefix("Exec=") {
+            text = text.replacingOccurrences(of: "Exec=/bin/true %f", with: broken)
+        } else {
+            text = text.replacingOccurrences(of: "[DocumentType]", with: broken + "\n\n[DocumentType]")
+        }
+        try world.write(text, to: world.handlerFile(best))
+        let note = try note(world)
+        let shown = try world.inboxctl("preview", [note.path])
+        #expect(shown.status == 0, "\(shown.stderr)")
+        #expect(shown.stderr.hasPrefix("inboxctl: cannot show \(note.path) with \(best): "), "\(shown.stderr)")
+        #expect(shown.stderr.hasSuffix("; trying \(viewer)\n"), "\(shown.stderr)")
+        #expect(shown.stderr.split(separator: "\n").count == 1)
+        #expect(lines(shown.stdout, "content=") == ["content=hello"])
+
+        let chosen = try world.inboxctl("preview", ["--with", best, note.path])
+        #expect(chosen.status == 1)
+        #expect(chosen.stdout.isEmpty)
+        #expect(chosen.stderr.hasPrefix("inboxctl: cannot show \(note.path) with \(best): "), "\(chosen.stderr)")
+        #expect(chosen.stderr.split(separator: "\n").count == 1)
+
+        try FileManager.default.removeItem(at: world.handlerFile(viewer))
+        let second = "test.broken2.\(world.tag)"
+        try world.write(world.registrationText(second, exec: "/nonexistent/other %f", contentTypes: "public.plain-text"),
+                        to: world.handlerFile(second))
+        let none = try world.inboxctl("preview", [note.path])
+        #expect(none.status == 1)
+        let last = none.stderr.split(separator: "\n").map(String.init).drop { !$0.hasPrefix("inboxctl: no viewer") }
+        #expect(last.first == "inboxctl: no viewer could show \(note.path) (public.plain-text); tried, best first:",
+                "\(none.stderr)")
+        #expect(last.dropFirst().map { $0.prefix { $0 != ":" } } == ["  \(best)", "  \(second)"], "\(none.stderr)")
+        #expect(last.last?.contains("execve /nonexistent/other: No such file or directory") == true, "\(none.stderr)")
+    }
 }

@@ -25,6 +25,11 @@ public struct PreviewSession {
 
     public enum Outcome: Sendable, Equatable {
         case exited(ExitStatus)
+        /// A resident viewer answered its one delivery (`done` is success).
+        case answered(HandlerAnswer.Result, reason: String)
+        /// A resident viewer ended without answering: how it ended, why its delivery could not be sent, and the
+        /// first message it sent that was not its answer.
+        case unanswered(ExitStatus, sendFailed: Errno?, ignored: String?)
         /// Stopped at the registration's TimeoutSec= (or the default).
         case timedOut(Duration)
         /// Stopped because inboxctl was interrupted.
@@ -97,21 +102,58 @@ public struct PreviewSession {
                               errno: .notSupported)
         }
 
-        let stdin = try makeMemoryFile(name: "inboxctl-preview", contents: delivery.stdinDocument())
+        let form = Form(registration)
+        let stdin = try makeMemoryFile(name: "inboxctl-preview", contents: form.standardInput(for: delivery))
         defer { stdin.close() }
-        var request = SpawnRequest(handler: registration, delivery: delivery, tmp: scratch.tmp, identity: identity,
-                                   passing: Self.passedEnvironment(switchingUser: identity != nil),
+        let passing = Self.passedEnvironment(switchingUser: identity != nil)
+        var socket: (agent: MessageSocket, instance: FileDescriptor)?
+        var request: SpawnRequest
+        switch form {
+        case .file:
+            request = SpawnRequest(handler: registration, delivery: delivery, tmp: scratch.tmp, identity: identity,
+                                   passing: passing, standardInput: stdin, output: output)
+        case .batch:
+            request = SpawnRequest(handler: registration, batch: [delivery], documents: scratch.tmp, tmp: scratch.tmp,
+                                   identity: identity, passing: passing, extra: ["INBOX_PREVIEW=1"],
                                    standardInput: stdin, output: output)
+        case .resident:
+            let ends = try MessageSocket.pair()
+            socket = ends
+            request = SpawnRequest(resident: registration, documents: scratch.tmp, tmp: scratch.tmp, identity: identity,
+                                   passing: passing, extra: ["INBOX_PREVIEW=1"], socket: ends.instance,
+                                   standardInput: stdin, output: output)
+        }
+        defer { socket?.agent.close() }
         request.workingDirectory = scratch.tmp
         request.landlockRuleset = ruleset?.descriptor
         request.parentDeathSignal = SIGKILL
         let process: SpawnedProcess
-        do { process = try spawn(request) } catch {
-            throw SystemError("start \(registration.identifier) (\(error))", errno: error.errno)
+        do {
+            process = try spawn(request)
+            socket?.instance.close()
+        } catch {
+            socket?.instance.close()
+            throw SystemError(error.step, path: error.path, errno: error.errno)
         }
         defer { process.pidfd.close() }
 
-        let outcome = wait(for: process, interrupted: interrupted)
+        var instance: Instance?
+        if let agent = socket?.agent {
+            // Its own read-only descriptor of the file shown, attached to the one delivery: it cannot write through it.
+            let shown: FileDescriptor
+            do { shown = try (shownCopy ?? source.descriptor).reopenedReadOnly() } catch {
+                Signals.send(SIGKILL, toGroup: process.pid)
+                _ = reap(process)
+                throw SystemError("open", path: shownPath, errno: error)
+            }
+            defer { shown.close() }
+            instance = Instance(socket: agent, deliveryID: delivery.id)
+            if case .failed(let error) = agent.send(delivery.stdinDocument(), attaching: shown) {
+                instance?.sendFailed = error
+                agent.shutdownSending()
+            }
+        }
+        let outcome = wait(for: process, instance: &instance, interrupted: interrupted)
         var change: String?
         let after: stat?
         if let shownCopy { after = try? shownCopy.status() } else { after = try? FileSystem.status(item.path, followingLinks: false) }
@@ -128,16 +170,95 @@ public struct PreviewSession {
         registration.timeoutDisabled ? nil : registration.timeout ?? settings.defaultTimeout
     }
 
+    /// How the viewer is run, as the agent would run it for one file: a process for the file; a batch of one
+    /// (`%F`/`%U`: the file as the list, a JSON array on stdin, INBOX_BATCH_SIZE=1); or a resident instance started
+    /// for this one delivery (fd 3, one message with the file's descriptor, its answer, then end of file).
+    enum Form {
+        case file, batch, resident
+
+        init(_ registration: HandlerRegistration) {
+            switch registration.activation {
+            case .launch: self = registration.exec.takesFileList ? .batch : .file
+            case .resident: self = .resident
+            }
+        }
+
+        func standardInput(for delivery: Delivery) -> [UInt8] {
+            switch self {
+            case .file: delivery.stdinDocument()
+            case .batch: Delivery.batchDocument([delivery])
+            case .resident: []
+            }
+        }
+    }
+
+    /// A resident viewer's one delivery: its socket and what came back.
+    private struct Instance {
+        let socket: MessageSocket
+        let deliveryID: String
+        var answer: HandlerAnswer?
+        /// Messages that were not the answer (malformed, another id), ignored; the first is kept to report.
+        var ignored: String?
+        var sendFailed: Errno?
+        /// It closed its end, or end of file was sent to it after its answer.
+        var closed = false
+        var buffer = [UInt8](repeating: 0, count: HandlerAnswer.maximumSize + 1)
+
+        /// Reads what it sent; true once its answer is in.
+        mutating func read() -> Bool {
+            while !closed {
+                switch socket.receive(into: &buffer) {
+                case .message(let bytes):
+                    switch HandlerAnswer.parse(bytes) {
+                    case .success(let answer) where answer.deliveryID == deliveryID:
+                        self.answer = answer
+                        // Its one delivery is answered: end of file tells it to exit.
+                        socket.shutdownSending()
+                        closed = true
+                    case .success(let other):
+                        ignored = ignored ?? "an answer for another delivery (\(other.deliveryID.prefix(40)))"
+                    case .failure(let error):
+                        ignored = ignored ?? "a malformed answer (\(error))"
+                    }
+                case .truncated:
+                    ignored = ignored ?? "a malformed answer (longer than \(HandlerAnswer.maximumSize) bytes)"
+                case .wouldBlock:
+                    return answer != nil
+                case .endOfFile, .failed:
+                    closed = true
+                }
+            }
+            return answer != nil
+        }
+    }
+
     /// Waits for the viewer, stopping its process group at the time bound or an interruption: SIGTERM, then SIGKILL
-    /// two seconds later. Whatever is left in its group once it has ended is killed too.
-    private func wait(for process: SpawnedProcess, interrupted: () -> Bool) -> Outcome {
+    /// two seconds later. Whatever is left in its group once it has ended is killed too. A resident viewer is waited
+    /// for its answer, then (after end of file) for its exit, which has the same two seconds and the same stop.
+    private func wait(for process: SpawnedProcess, instance: inout Instance?, interrupted: () -> Bool) -> Outcome {
         let started = ContinuousClock.now
-        var stopping: (reason: Outcome, since: ContinuousClock.Instant)?
+        var stopping: (reason: Outcome?, since: ContinuousClock.Instant)?
+        var answered: (answer: HandlerAnswer, at: ContinuousClock.Instant)?
         while true {
-            if let ready = try? process.pidfd.poll(CShort(POLLIN), timeout: .milliseconds(100)), ready != 0 {
+            let reading = instance.map { !$0.closed } ?? false
+            if reading, let socket = instance?.socket {
+                _ = try? socket.descriptor.poll(CShort(POLLIN), timeout: .milliseconds(100))
+                if instance?.read() == true, answered == nil, let answer = instance?.answer {
+                    answered = (answer, ContinuousClock.now)
+                }
+            }
+            if let ready = try? process.pidfd.poll(CShort(POLLIN), timeout: reading ? .zero : .milliseconds(100)),
+               ready != 0 {
                 // Ended, not yet reaped: its pid, and so its process group's id, cannot be anyone else's yet.
                 Signals.send(SIGKILL, toGroup: process.pid)
-                if let status = reap(process) { return stopping?.reason ?? .exited(status) }
+                if let status = reap(process) {
+                    if let reason = stopping?.reason { return reason }
+                    if let answered { return .answered(answered.answer.result, reason: answered.answer.reason) }
+                    if let instance {
+                        return .unanswered(status, sendFailed: instance.sendFailed, ignored: instance.ignored)
+                    }
+                    return .exited(status)
+                }
             }
             let now = ContinuousClock.now
             if let current = stopping {
@@ -146,6 +267,9 @@ public struct PreviewSession {
             }
             if interrupted() {
                 stopping = (.interrupted, now)
+            } else if let answered {
+                // Answered: the time bound no longer applies, only the two seconds it has to exit after end of file.
+                if now - answered.at > .seconds(2) { stopping = (nil, now) }
             } else if let timeout, now - started > timeout {
                 stopping = (.timedOut(timeout), now)
             }

@@ -17,10 +17,18 @@ extension SpawnRequest {
     /// `INBOX_HANDLER`, `INBOX_DOCUMENTS` and `INBOX_BATCH_SIZE` (the files are in the JSON array on stdin).
     init(handler registration: HandlerRegistration, batch: [Delivery], container: Container, identity: Identity?,
          standardInput: FileDescriptor, output: FileDescriptor) {
+        self.init(handler: registration, batch: batch, documents: container.documents, tmp: container.tmp,
+                  identity: identity, standardInput: standardInput, output: output)
+    }
+
+    /// The same with the directories given (a preview's scratch directory), `passing` and `extra` as for a file.
+    init(handler registration: HandlerRegistration, batch: [Delivery], documents: String, tmp: String,
+         identity: Identity?, passing: [String] = [], extra: [String] = [], standardInput: FileDescriptor,
+         output: FileDescriptor) {
         let arguments = registration.exec.expand(batch: batch.map(\.path))
-        self.init(registration, arguments: arguments, tmp: container.tmp, identity: identity, passing: [],
-                  delivery: ["INBOX_BATCH_SIZE=\(batch.count)", "INBOX_DOCUMENTS=\(container.documents)",
-                             "INBOX_HANDLER=\(registration.identifier)"],
+        self.init(registration, arguments: arguments, tmp: tmp, identity: identity, passing: passing,
+                  delivery: ["INBOX_BATCH_SIZE=\(batch.count)", "INBOX_DOCUMENTS=\(documents)",
+                             "INBOX_HANDLER=\(registration.identifier)"] + extra,
                   standardInput: standardInput, output: output)
     }
 
@@ -28,9 +36,17 @@ extension SpawnRequest {
     /// `INBOX_DOCUMENTS`, and `socket` as fd 3 for socket activation (docs/handler-protocol.md).
     init(resident registration: HandlerRegistration, container: Container, identity: Identity?, socket: FileDescriptor,
          standardInput: FileDescriptor, output: FileDescriptor) {
+        self.init(resident: registration, documents: container.documents, tmp: container.tmp, identity: identity,
+                  socket: socket, standardInput: standardInput, output: output)
+    }
+
+    /// The same with the directories given (a preview's scratch directory), `passing` and `extra` as for a file.
+    init(resident registration: HandlerRegistration, documents: String, tmp: String, identity: Identity?,
+         passing: [String] = [], extra: [String] = [], socket: FileDescriptor, standardInput: FileDescriptor,
+         output: FileDescriptor) {
         let arguments = registration.exec.expand(batch: [])
-        self.init(registration, arguments: arguments, tmp: container.tmp, identity: identity, passing: [],
-                  delivery: ["INBOX_DOCUMENTS=\(container.documents)", "INBOX_HANDLER=\(registration.identifier)"],
+        self.init(registration, arguments: arguments, tmp: tmp, identity: identity, passing: passing,
+                  delivery: ["INBOX_DOCUMENTS=\(documents)", "INBOX_HANDLER=\(registration.identifier)"] + extra,
                   standardInput: standardInput, output: output)
         listenSocket = socket
         listenName = "inbox"
