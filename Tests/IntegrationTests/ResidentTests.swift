@@ -362,6 +362,35 @@ struct ResidentTests {
         #expect(world.contents(of: world.containerInbox(handler)).isEmpty)
     }
 
+    /// A stop while files wait for their batch (BatchWindowSec=): no batch is started any more, the agent exits at
+    /// once, and the files stay in the container for the next start, which delivers them.
+    @Test func agentSIGTERMStartsNoBatchAndKeepsWaitingFiles() throws {
+        let world = try AgentHarness()
+        let log = world.output.appendingPathComponent("batches")
+        let script = try world.script("batch", "echo \"$# $*\" >> \(log.path)")
+        let handler = "test.batch.\(world.tag)"
+        try world.register(handler, exec: "\(script.path) %F", contentTypes: "public.plain-text",
+                           extraHandler: "BatchSize=16\nBatchWindowSec=5s")
+        try world.start()
+        try Self.burst(world, count: 3)
+        try waitUntil("the files wait in the container") {
+            world.contents(of: world.containerInbox(handler)).filter { !$0.hasPrefix(".") }.count == 3
+        }
+        let stopping = Date()
+        world.stop()
+        let took = Date().timeIntervalSince(stopping)
+        #expect(world.process?.terminationStatus == 0)
+        #expect(took < 4, "the stop took \(took) s: it waited for the batch window")
+        #expect(!FileManager.default.fileExists(atPath: log.path), "a batch was started while stopping")
+        #expect(world.contents(of: world.containerInbox(handler)).filter { !$0.hasPrefix(".") }.sorted()
+                == ["f0.txt", "f1.txt", "f2.txt"])
+        #expect(world.contents(of: world.failedDirectory).isEmpty)
+        try world.start()
+        try waitUntil("the files are delivered after the restart") {
+            world.events("finished", ["INBOX_HANDLER=\(handler)"]).count == 3
+        }
+    }
+
     @Test func aBatchWithOneBadFileFailsOnlyThatFile() throws {
         let world = try AgentHarness()
         let log = world.output.appendingPathComponent("batches")

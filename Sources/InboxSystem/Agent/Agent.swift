@@ -55,8 +55,9 @@ public final class Agent {
         watcher = try IntakeWatcher(loop: loop, logger: logger, reader: reader, quarantine: quarantine,
                                     inboxes: settings.inboxes)
         status = StatusReporter(loop: loop, notifier: notifier, runtimeDirectory: settings.runtimeDirectory)
-        stop = StopSequence(loop: loop, logger: logger, dispatcher: dispatcher, resident: launchers.resident,
-                            processes: launcher) { [state] in state.containerOwners() }
+        stop = StopSequence(loop: loop, logger: logger, dispatcher: dispatcher, launchers: launchers) { [state] in
+            state.containerOwners()
+        }
         wire()
     }
 

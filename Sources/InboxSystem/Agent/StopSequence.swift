@@ -5,9 +5,10 @@ import InboxCore
 /// left for the service manager to kill:
 ///
 /// ```
-///  0            running handlers (launched, %F batches, resident deliveries) are left to finish; resident instances
-///               with nothing in flight get end of file now (SIGTERM 1 s later, SIGKILL 1 s after that), busy ones
-///               once they have answered
+///  0            running handlers (launched, %F batches, resident deliveries) are left to finish; nothing new starts
+///               (files waiting for a batch or an instance stay for the next start); resident instances with nothing
+///               in flight get end of file now (SIGTERM 1 s later, SIGKILL 1 s after that), busy ones once they have
+///               answered
 ///  timeout      what still runs gets SIGTERM: handlers' process groups and every resident instance
 ///  timeout + 3s SIGKILL to all of them
 ///  all reaped   what handlers left running (daemons inherited as a subreaper, processes of their own identities)
@@ -21,8 +22,9 @@ final class StopSequence {
     private let loop: EventLoop
     private let logger: Logger
     private let dispatcher: Dispatcher
-    private let resident: ResidentLauncher
-    private let processes: ProcessLauncher
+    private let launchers: HandlerLaunchers
+    private var resident: ResidentLauncher { launchers.resident }
+    private var processes: ProcessLauncher { launchers.processes }
     /// The identities of handlers' containers, whose processes are all leftovers once no handler runs.
     private let handlerUIDs: () -> Set<UInt32>
     private var timer: EventSource?
@@ -37,13 +39,12 @@ final class StopSequence {
     static let killDelay = Duration.seconds(3)
     static let reapBound = Duration.seconds(2)
 
-    init(loop: EventLoop, logger: Logger, dispatcher: Dispatcher, resident: ResidentLauncher, processes: ProcessLauncher,
+    init(loop: EventLoop, logger: Logger, dispatcher: Dispatcher, launchers: HandlerLaunchers,
          handlerUIDs: @escaping () -> Set<UInt32>) {
         self.loop = loop
         self.logger = logger
         self.dispatcher = dispatcher
-        self.resident = resident
-        self.processes = processes
+        self.launchers = launchers
         self.handlerUIDs = handlerUIDs
     }
 
@@ -67,6 +68,7 @@ final class StopSequence {
             }
         }
         dispatcher.drain()
+        launchers.batches.drain()
         resident.drain()
     }
 

@@ -57,6 +57,8 @@ final class BatchLauncher {
     private var due: Set<String> = []
     private var flushSource: EventSource?
     private let later: LaterFinishes<Attempt>
+    /// The agent stops (`drain`): nothing is launched any more.
+    private var stopping = false
 
     /// `maxProcesses`: the agent's limit, for handlers without MaxConcurrent=.
     init(loop: EventLoop, processes: ProcessLauncher, maxProcesses: Int) {
@@ -100,7 +102,7 @@ final class BatchLauncher {
     /// Starts batches of the waiting files while the handler has a process slot: full ones whatever the window, the
     /// rest once its window has passed.
     private func launchWaiting(_ identifier: String) {
-        guard let handler = handlers[identifier] else { return }
+        guard let handler = handlers[identifier], !stopping else { return }
         let size = handler.registration.batchSize
         let limit = handler.registration.maxConcurrent ?? maxProcesses
         handler.waiting.removeAll { $0.isFinished }
@@ -129,6 +131,17 @@ final class BatchLauncher {
             for attempt in batch { attempt.process = process }
         case .refused(let reason), .failed(let reason):
             for attempt in batch { attempt.finish(.spawnFailed(reason)) }
+        }
+    }
+
+    /// The agent stops: no batch is started any more, and the files still waiting for one end at once (they stay in
+    /// their containers for the next start); running batches finish, or are stopped with the running deliveries.
+    func drain() {
+        stopping = true
+        for handler in handlers.values {
+            handler.window = nil
+            for attempt in handler.waiting { later.add(attempt, .signaled(SIGTERM)) }
+            handler.waiting.removeAll()
         }
     }
 

@@ -148,7 +148,14 @@ public struct PreviewSession {
             }
             defer { shown.close() }
             instance = Instance(socket: agent, deliveryID: delivery.id)
-            if case .failed(let error) = agent.send(delivery.stdinDocument(), attaching: shown) {
+            switch agent.send(delivery.stdinDocument(), attaching: shown) {
+            case .sent:
+                break
+            case .wouldBlock:
+                // The first message on an empty socket: only one larger than the socket's buffer cannot go.
+                instance?.sendFailed = .wouldBlock
+                agent.shutdownSending()
+            case .failed(let error):
                 instance?.sendFailed = error
                 agent.shutdownSending()
             }
