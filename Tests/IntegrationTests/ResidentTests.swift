@@ -331,6 +331,30 @@ struct ResidentTests {
         }
     }
 
+    /// A busy instance that ignores SIGTERM (its delivery hangs): at the stop timeout (10 s) it gets SIGTERM, 3 s later
+    /// SIGKILL, and it is reaped before the agent exits; its delivery stays in the container for the next start.
+    @Test func agentSIGTERMKillsAStubbornBusyInstanceWithinTheBound() throws {
+        let world = try AgentHarness()
+        let handler = try Self.register(world, "Environment=STUBBORN=1\nTimeoutSec=120")
+        try world.start()
+        try world.drop("stuck.txt", contents: Array("hang".utf8))
+        try waitUntil("the instance holds the delivery") { !Self.got(world).isEmpty }
+        let instance = try #require(Self.log(world).first { $0.first == "start" }.flatMap { pid_t($0[1]) })
+        let agent = world.pid
+        let stopping = Date()
+        world.stop()
+        let took = Date().timeIntervalSince(stopping)
+        #expect(world.process?.terminationStatus == 0)
+        #expect(took >= 10 && took < 17, "the stop took \(took) s")
+        #expect(kill(instance, 0) == -1 && errno == ESRCH, "pid \(instance) is still there after the agent exited")
+        let stopped = try Journal.wait(for: ["_PID=\(agent)", "MESSAGE_ID=3b0a2c9d6e1f4a7b8c5d2e0f1a3b4c62",
+                                             "INBOX_PID=\(instance)"])
+        #expect(stopped.first?["MESSAGE"] as? String == "Stopped \(handler) (pid \(instance)): the agent is stopping; "
+                + "it killed by signal 9")
+        #expect(world.contents(of: world.containerInbox(handler)).filter { !$0.hasPrefix(".") } == ["stuck.txt"])
+        #expect(world.contents(of: world.failedDirectory).isEmpty)
+    }
+
     /// What an idle instance left running (a daemon in a session of its own) is killed and reaped by the agent's stop
     /// before it exits, as the instance is.
     @Test(.enabled(if: getuid() == 0, "identities need the agent to run as root"), arguments: ["", "User=nobody"])

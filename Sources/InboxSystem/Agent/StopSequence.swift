@@ -58,12 +58,13 @@ final class StopSequence {
             self.instancesEnded = true
             self.sweepWhenEnded()
         }
+        // Instances first, so that a busy one's stop is logged as the agent's, not as its delivery's time-out.
         timer = try? loop.addTimer(after: timeout) { [unowned self] in
-            self.dispatcher.stopRunning(.terminate)
             self.resident.terminateAll(SIGTERM)
+            self.dispatcher.stopRunning(.terminate)
             self.timer = try? self.loop.addTimer(after: Self.killDelay) { [unowned self] in
-                self.dispatcher.stopRunning(.kill)
                 self.resident.terminateAll(SIGKILL)
+                self.dispatcher.stopRunning(.kill)
                 self.timer = try? self.loop.addTimer(after: Self.reapBound) { [unowned self] in self.giveUp() }
             }
         }
