@@ -38,8 +38,10 @@ public enum RegistrationLoader {
     /// declarations and the host's MIME database. Never throws: each problem is a diagnostic.
     /// A file, a directory above it or the program it names that someone else could have written is refused
     /// (`RegistrationTrust`).
+    /// `unitsRefusal`: why a `Unit=` registration cannot work here (no systemd as PID 1), reported at its line.
     public static func load(directories: [String], mime: MIMEDatabase = .empty,
-                            trust: RegistrationTrust = .current) -> LoadedRegistrations {
+                            trust: RegistrationTrust = .current,
+                            unitsRefusal: String? = ServiceManager.unitRefusal) -> LoadedRegistrations {
         var loaded = LoadedRegistrations()
         var seen: Set<String> = []
         var files: [String] = []
@@ -83,6 +85,11 @@ public enum RegistrationLoader {
             loaded.diagnostics += parsed.diagnostics
             references.append(parsed.typeReferences)
             guard let registration = parsed.registration else {
+                loaded.rejected.append(path)
+                continue
+            }
+            if let line = registration.unitLine, let why = unitsRefusal {
+                loaded.diagnostics.append(Diagnostic(.error, at: SourceLocation(file: path, line: line), why))
                 loaded.rejected.append(path)
                 continue
             }
