@@ -88,8 +88,8 @@ public enum RegistrationLoader {
                 loaded.rejected.append(path)
                 continue
             }
-            if let line = registration.unitLine, let why = unitsRefusal {
-                loaded.diagnostics.append(Diagnostic(.error, at: SourceLocation(file: path, line: line), why))
+            if let refusal = unitRefusal(registration, why: unitsRefusal) {
+                loaded.diagnostics.append(refusal)
                 loaded.rejected.append(path)
                 continue
             }
@@ -170,6 +170,13 @@ public enum RegistrationLoader {
               case .refused(let reason) = trust.walk(program, last: "program") else { return nil }
         return Diagnostic(.error, at: SourceLocation(file: registration.path, position: ""),
                           "refused: Exec= program \(program): \(reason)")
+    }
+
+    /// Why the registration's Unit= cannot be started here (`why`: no systemd as PID 1), at the line of its Unit=.
+    public static func unitRefusal(_ registration: HandlerRegistration,
+                                   why: String? = ServiceManager.unitRefusal) -> Diagnostic? {
+        guard let line = registration.unitLine, registration.unit != nil, let why else { return nil }
+        return Diagnostic(.error, at: SourceLocation(file: registration.path, line: line), why)
     }
 
     /// A warning for each directory of `loaded.missingDirectories` that was named (a `--handlers` or
