@@ -50,6 +50,12 @@ final class UnitLauncher: Launcher {
     /// Running attempts by their unit's object path.
     private var attempts: [String: Attempt] = [:]
     private let later: LaterFinishes<Attempt>
+    /// Whether units can be started here at all, asked once (sd_booted(3) is a stat).
+    private lazy var refusal = ServiceManager.unitRefusal
+    /// With no unit running, the connection is closed after this long: the manager signals every unit's changes to
+    /// it, and an idle agent should not wake for them.
+    private static let idleDisconnect = Duration.seconds(10)
+    private var idleTimer: EventSource?
 
     init(loop: EventLoop, logger: Logger, runtimeDirectory: String) {
         self.loop = loop
@@ -61,7 +67,7 @@ final class UnitLauncher: Launcher {
     func start(_ delivery: Delivery, copy: FileDescriptor, registration: HandlerRegistration, container: Container,
                ended: @escaping (DeliveryOutcome) -> Void) -> LaunchStart {
         guard let template = registration.unit else { return .refused("its registration names no unit") }
-        if let refusal = ServiceManager.unitRefusal { return .refused(refusal) }
+        if let refusal { return .refused(refusal) }
         let unit = template.instance(delivery.id)
         let bus: Bus
         let directory: Directory
@@ -84,6 +90,7 @@ final class UnitLauncher: Launcher {
         }
         let attempt = Attempt(delivery: delivery, unit: unit, ended: ended)
         attempts[attempt.objectPath] = attempt
+        idleTimer = nil
         do throws(SystemError) {
             try bus.call(ServiceManager.destination, path: ServiceManager.managerPath,
                          interface: ServiceManager.managerInterface, member: "StartUnit", arguments: [.string(unit), "replace"]) {
@@ -189,6 +196,7 @@ final class UnitLauncher: Launcher {
         guard !attempt.finished else { return }
         attempt.finished = true
         attempts[attempt.objectPath] = nil
+        disconnectWhenIdle()
         removeFiles(of: UnitTemplate.escape(attempt.delivery.id))
         if failed, let bus, bus.isOpen {
             try? bus.call(ServiceManager.destination, path: ServiceManager.managerPath,
@@ -196,6 +204,15 @@ final class UnitLauncher: Launcher {
                           arguments: [.string(attempt.unit)]) { _ in }
         }
         attempt.ended(outcome)
+    }
+
+    private func disconnectWhenIdle() {
+        guard attempts.isEmpty, bus != nil else { return }
+        // From the event loop, never inside one of the connection's own callbacks.
+        idleTimer = try? loop.addTimer(after: Self.idleDisconnect, accuracy: .seconds(1)) { [unowned self] in
+            self.idleTimer = nil
+            if self.attempts.isEmpty { self.bus = nil }
+        }
     }
 
     private func removeFiles(of instance: String) {
