@@ -50,17 +50,23 @@ final class UnitLauncher: Launcher {
     /// Running attempts by their unit's object path.
     private var attempts: [String: Attempt] = [:]
     private let later: LaterFinishes<Attempt>
-    /// Whether units can be started here at all, asked once (sd_booted(3) is a stat).
-    private lazy var refusal = ServiceManager.unitRefusal
+    /// Why units cannot be started here at all (no systemd as PID 1), asked once: sd_booted(3) is a stat.
+    private let refusal: String?
+    /// The service manager's private socket.
+    private let address: String?
     /// With no unit running, the connection is closed after this long: the manager signals every unit's changes to
     /// it, and an idle agent should not wake for them.
     private static let idleDisconnect = Duration.seconds(10)
     private var idleTimer: EventSource?
 
-    init(loop: EventLoop, logger: Logger, runtimeDirectory: String) {
+    /// `address` and `refusal` are the running system's unless a test puts a manager of its own there.
+    init(loop: EventLoop, logger: Logger, runtimeDirectory: String, address: String? = ServiceManager.privateAddress,
+         refusal: String? = ServiceManager.unitRefusal) {
         self.loop = loop
         self.logger = logger
         self.runtimeDirectory = runtimeDirectory
+        self.address = address
+        self.refusal = refusal
         later = LaterFinishes(loop: loop) { attempt, outcome in attempt.ended(outcome) }
     }
 
@@ -137,7 +143,7 @@ final class UnitLauncher: Launcher {
     /// The connection to the service manager, made on the first delivery and again after it broke.
     private func connected() throws(SystemError) -> Bus {
         if let bus, bus.isOpen { return bus }
-        guard let address = ServiceManager.privateAddress else {
+        guard let address else {
             throw SystemError("connect", path: "$XDG_RUNTIME_DIR/systemd/private", errno: .noSuchFile)
         }
         let bus = try Bus(address: address, description: "inboxd-units", loop: loop)
