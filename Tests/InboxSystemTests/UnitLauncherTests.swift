@@ -24,6 +24,8 @@ import Testing
         var replies = true
         var after: [Change]
         var afterStop: [Change] = []
+        /// The manager goes away once the start's changes are sent.
+        var hangsUp = false
     }
 
     static let failedExit = Script(
@@ -49,6 +51,10 @@ import Testing
                 afterStop: [.unit(state: "deactivating", job: 9), .service(code: 2, status: 15, result: "signal"),
                             .unit(state: "failed", job: 0)]),
          true, .signaled(15), ["StartUnit", "StopUnit", "ResetFailedUnit"]),
+        // The connection breaks while the unit runs: the attempt is a failed start, retried on a new connection.
+        (Script(after: [.unit(state: "active", job: 0)], hangsUp: true), false,
+         .spawnFailed("lost the connection to systemd while inboxd-test@0123456789abcdef0123456789abcdef.service ran"),
+         ["StartUnit"]),
     ])
     func aRunEndsAsItsUnitSays(script: Script, stop: Bool, expected: DeliveryOutcome, calls: [String]) throws {
         let directory = try TemporaryDirectory()
@@ -114,6 +120,9 @@ final class FakeManager {
     let script: UnitLauncherTests.Script
     private let listener: CInt
     private var bus: OpaquePointer?
+    private var hangUp = false
+    private var hangUpSource: EventSource?
+    private var loop: EventLoop?
     private(set) var calls: [(member: String, unit: String)] = []
     private(set) var environmentAtStart: String?
     private(set) var documentAtStart: String?
@@ -143,6 +152,7 @@ final class FakeManager {
     }
 
     func accept(on loop: EventLoop) throws {
+        self.loop = loop
         let fd = Glibc.accept(listener, nil, nil)
         var id = sd_id128_t()
         _ = sd_id128_randomize(&id)
@@ -179,6 +189,7 @@ final class FakeManager {
             }
             for change in script.after { send(change, on: objectPath) }
             onRunning()
+            if script.hangsUp { hangUp = true }
         case "StopUnit":
             reply(to: call, job: "/org/freedesktop/systemd1/job/9")
             for change in script.afterStop { send(change, on: objectPath) }
@@ -186,6 +197,14 @@ final class FakeManager {
             reply(to: call, job: nil)
         }
         onCall()
+        if hangUp, let bus {
+            // After this callback: sd-bus may not be closed from inside its own dispatch.
+            _ = sd_bus_flush(bus)
+            hangUpSource = try? loop?.addDefer { [unowned self] in
+                if let bus = self.bus { _ = sd_bus_flush_close_unref(bus) }
+                self.bus = nil
+            }
+        }
         return 1
     }
 
