@@ -3,3 +3,4 @@
 #include <systemd/sd-journal.h>
 #include <systemd/sd-daemon.h>
 #include <systemd/sd-id128.h>
+#include <systemd/sd-bus.h>

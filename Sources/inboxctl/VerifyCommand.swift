@@ -64,6 +64,7 @@ enum VerifyCommand: InboxctlCommand {
             let (database, typeDiagnostics) = TypeDatabase.builtin.attaching(hostMIME).adding(declarations)
             let unknown = parsed.typeReferences.unknownClaims(in: database)
             let program = parsed.registration.flatMap { RegistrationLoader.programRefusal($0) }
+                ?? parsed.registration.flatMap { RegistrationLoader.unitRefusal($0) }
             var registrations = parsed.registration.map { [$0] } ?? []
             let claims = ClaimResolver.resolve(&registrations, database: database,
                                                alreadyReported: parsed.typeReferences.unknownIdentifiers(in: database)).diagnostics

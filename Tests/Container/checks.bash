@@ -489,6 +489,151 @@ check_restart_resident_idle() {
     unit_log "$restarted" --output=cat --grep='Stopp|Started|instance' | sed 's/^/    /'
 }
 
+# A systemd unit as the handler (Unit=NAME@.service): each delivery is an instance of a
+# template unit that PID 1 starts, with the delivery in an EnvironmentFile= and on stdin;
+# systemctl status and journalctl -u show its run, and the agent's outcome entry names it
+# (INBOX_UNIT=). Exit 75 is retried, another status ends in failed/, and the unit's user
+# may read and remove its Inbox copy but not write it.
+unit_template='[Unit]
+Description=inboxd test handler for delivery %i
+
+[Service]
+EnvironmentFile=/run/inboxd/units/%i.env
+StandardInput=file:/run/inboxd/units/%i.json
+ExecStart=/usr/local/libexec/inboxd-tests/unit-handler
+User=nobody
+ProtectSystem=strict
+# The container is read-only under ProtectSystem=strict: its Inbox must be writable for
+# the unit to remove its copy (permissions still refuse it a write), Documents and tmp to
+# keep files.
+ReadWritePaths=/var/lib/inboxd/containers/test.inboxd.unit/Inbox
+ReadWritePaths=/var/lib/inboxd/containers/test.inboxd.unit/Documents /var/lib/inboxd/containers/test.inboxd.unit/tmp
+PrivateNetwork=yes
+'
+# unit_drop NAME: root drops NAME into the spool (hidden, then renamed into place).
+unit_drop() { inside sh -c 'printf "%s\n" "$1" >"$2/.$1" && mv "$2/.$1" "$2/$1"' sh "$1" "$spool"; }
+# unit_entry CURSOR FIELD=VALUE...: the agent logged such an entry for test.inboxd.unit
+# since CURSOR. The unit is matched here, not with journalctl --unit (a match: see entries).
+unit_entry() { [[ -n $(entries "$1" -- _SYSTEMD_UNIT=inboxd.service INBOX_HANDLER=test.inboxd.unit "${@:2}") ]]; }
+# unit_of CURSOR EVENT: INBOX_UNIT= of the agent's EVENT entry for test.inboxd.unit.
+unit_of() {
+    entries "$1" -- _SYSTEMD_UNIT=inboxd.service INBOX_EVENT="$2" INBOX_HANDLER=test.inboxd.unit |
+        sed -n 's/^INBOX_UNIT=//p' | tail -n 1
+}
+check_unit_handler() {
+    local after unit out want ok=0
+    inside install -m 0755 /srv/inboxd-tests/bin/unit-handler /usr/local/libexec/inboxd-tests/ || return 1
+    inside sh -c 'printf "%s" "$1" >/etc/systemd/system/inboxd-test-unit@.service && systemctl daemon-reload' \
+        sh "$unit_template" || return 1
+    after=$(cursor)
+    unit_drop job.unitjob || return 1
+    wait_for 30 "the unit's finished entry" unit_entry "$after" INBOX_EVENT=finished || {
+        unit_log "$after" --output=cat
+        return 1
+    }
+    unit=$(unit_of "$after" finished)
+    [[ $unit =~ ^inboxd-test-unit@[0-9a-f]{32}\.service$ ]] || {
+        echo "    INBOX_UNIT=$unit"
+        return 1
+    }
+    out=$(inside journalctl --quiet --no-pager --unit="$unit" --output=cat)
+    printf '%s\n' "$out" | sed 's/^/    /'
+    while IFS= read -r want; do
+        grep -qxF "$want" <<<"$out" || {
+            echo "    expected from journalctl -u $unit: $want"
+            ok=1
+        }
+    done <<EXPECTED
+unit-handler: job.unitjob attempt 1 of ${unit:17:32} as nobody
+unit-handler: read: allowed
+unit-handler: write: denied
+unit-handler: stdin: the delivery's JSON
+unit-handler: remove: allowed
+EXPECTED
+    # What systemctl says of the run: the instance by name, its program and its exit.
+    out=$(inside systemctl status --no-pager --lines=0 "$unit" 2>&1 || true)
+    printf '%s\n' "$out" | sed 's/^/    /'
+    grep -q "inboxd test handler for delivery ${unit:17:32}" <<<"$out" || ok=1
+    # The delivery's files in the runtime directory went with it.
+    [[ -z $(inside find /run/inboxd/units -mindepth 1) ]] || {
+        echo "    left in /run/inboxd/units: $(inside find /run/inboxd/units -mindepth 1)"
+        ok=1
+    }
+    after=$(cursor)
+    unit_drop again.unitretry || return 1
+    wait_for 30 "the retry entry (exit 75)" unit_entry "$after" INBOX_EVENT=retry INBOX_EXIT_STATUS=75 || ok=1
+    wait_for 60 "the retried run's finished entry" unit_entry "$after" INBOX_EVENT=finished INBOX_ATTEMPT=2 || ok=1
+    after=$(cursor)
+    unit_drop broken.unitfail || return 1
+    wait_for 90 "the failed entry after three attempts" unit_entry "$after" MESSAGE_ID="$failed_id" \
+        INBOX_EXIT_STATUS=3 || {
+        unit_log "$after" --output=cat
+        return 1
+    }
+    unit=$(unit_of "$after" failed)
+    inside journalctl --quiet --no-pager --unit="$unit" --output=cat | sed 's/^/    /'
+    [[ $(inside ls /var/lib/inboxd/failed/) == *broken.unitfail* ]] || {
+        echo "    broken.unitfail is not in /var/lib/inboxd/failed/"
+        ok=1
+    }
+    # A failed run is reset once its outcome is read: no instance is left failed in PID 1.
+    out=$(inside systemctl list-units --all --plain --no-legend --state=failed 'inboxd-test-unit@*')
+    [[ -z $out ]] || {
+        echo "    failed instances left: $out"
+        ok=1
+    }
+    unit_log "$after" --output=cat | sed 's/^/    /'
+    return "$ok"
+}
+
+# running_unit: the instance of inboxd-test-unit@.service that is active, if one is.
+running_unit() {
+    inside systemctl list-units --plain --no-legend --state=active 'inboxd-test-unit@*' | awk '{ print $1 }'
+}
+# A stop of the agent stops the unit it started (StopUnit) within its stop bound, and the
+# delivery runs again at the next start; after a crash of the agent, the restarted agent
+# follows the unit that still runs to its end instead of starting it twice.
+check_unit_handler_stop() {
+    local after unit started elapsed state restarts count ok=0
+    after=$(cursor)
+    unit_drop stop.unitslow || return 1
+    wait_for 30 "the slow unit to run" running_unit_is_set || return 1
+    unit=$(running_unit)
+    started=$(date +%s)
+    inside systemctl stop inboxd.service || return 1
+    elapsed=$(($(date +%s) - started))
+    state=$(inside systemctl show --property=ActiveState --value "$unit")
+    echo "    systemctl stop inboxd took ${elapsed} s; $unit is then $state"
+    [[ $state != active && $state != deactivating ]] && ((elapsed <= 20)) || ok=1
+    inside test -e /var/lib/inboxd/containers/test.inboxd.unit/Inbox/stop.unitslow || {
+        echo "    stop.unitslow is not kept in its container for the next start"
+        ok=1
+    }
+    inside systemctl start inboxd.service || return 1
+    wait_for 60 "active (running) after the start" running || return 1
+    wait_for 30 "stop.unitslow handled after the start" unit_entry "$after" INBOX_EVENT=finished INBOX_UNIT="$unit" ||
+        ok=1
+
+    after=$(cursor)
+    unit_drop crash.unitslow || return 1
+    wait_for 30 "the slow unit to run" running_unit_is_set || return 1
+    unit=$(running_unit)
+    restarts=$(prop NRestarts)
+    inside systemctl kill --kill-who=main --signal=SIGKILL inboxd.service || return 1
+    wait_for 60 "a restart after SIGKILL" restarted_since "$restarts" || return 1
+    wait_for 60 "crash.unitslow handled by the restarted agent" unit_entry "$after" INBOX_EVENT=finished \
+        INBOX_UNIT="$unit" || ok=1
+    inside journalctl --quiet --no-pager --unit="$unit" --output=cat | sed 's/^/    /'
+    count=$(inside journalctl --quiet --no-pager --unit="$unit" --output=cat | grep -c '^unit-handler: crash.unitslow attempt')
+    ((count == 1)) || {
+        echo "    the unit ran $count times"
+        ok=1
+    }
+    unit_log "$after" --output=cat | sed 's/^/    /'
+    return "$ok"
+}
+running_unit_is_set() { [[ -n $(running_unit) ]]; }
+
 run_checks() {
     check "install: dpkg -i starts inboxd, active (running), STATUS=" check_install || return 0
     check "the unit's sandbox holds the running agent" check_agent_sandbox || true
@@ -500,6 +645,8 @@ run_checks() {
     check "Restart=on-failure: SIGKILL, restarted" check_restart_after_kill || true
     check "watchdog: a stopped (SIGSTOP) agent is restarted" check_watchdog || true
     check "systemctl stop drains: the running handler finishes" check_stop_drains || true
+    check "Unit=: a systemd unit handles, retries and fails deliveries" check_unit_handler || true
+    check "Unit=: an agent's stop and crash, and the units it started" check_unit_handler_stop || true
     check "journalctl -x explains a failed delivery (catalog)" check_failure_catalog || true
     check "user unit: systemctl --user for a lingering user" check_user_instance || true
     check "systemctl restart: an idle resident instance ends before the agent" check_restart_resident_idle || true

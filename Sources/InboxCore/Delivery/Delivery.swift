@@ -63,6 +63,8 @@ public struct Delivery: Sendable, Hashable {
     public var preview: Preview?
     /// Runs in a process of its own even where Exec= takes a list (%F, %U): the batch it was in failed.
     public var alone = false
+    /// The systemd unit that runs it, for a `Unit=` handler (journal field `INBOX_UNIT`).
+    public var unit: String?
 
     public init(id: String, handler: String, chosenBy: ChosenBy = .rank, name: String, path: String, documents: String,
                 contentType: String, typeSource: ResolvedType.Source = .extension, contentTypes: [String],

@@ -35,6 +35,14 @@ public struct ExecCommand: Sendable, Hashable, CustomStringConvertible {
     /// Field codes that stand for the list of a batch's files (Desktop Entry `%F`, `%U`), each an argument of its own.
     public static let listCodes: Set<Character> = ["F", "U"]
 
+    /// No command: a registration whose handler is a systemd unit (Unit=) runs the unit's ExecStart=.
+    public static let none = ExecCommand(arguments: [], fieldCodes: [])
+
+    private init(arguments: [String], fieldCodes: Set<Character>) {
+        self.arguments = arguments
+        self.fieldCodes = fieldCodes
+    }
+
     /// Splits and checks an Exec= value: quotes, escapes, known field codes, absolute program path.
     public init(parsing text: String) throws(ExecCommandError) {
         let words: [String]

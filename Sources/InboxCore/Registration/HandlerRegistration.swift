@@ -72,6 +72,10 @@ public struct HandlerRegistration: Sendable, Hashable {
     public var batchSize = 1
     /// BatchWindowSec=: how long a batch waits for more files once it has one (0: it takes what is ready).
     public var batchWindow: Duration = .zero
+    /// Unit=: a systemd template unit of which each delivery starts an instance, instead of a process of the agent's
+    /// own (then `exec` is empty); and the line that says so, for the checks that need the running system.
+    public var unit: UnitTemplate?
+    public var unitLine: Int?
     /// The [DocumentType] sections in file order.
     public var documentTypes: [DocumentType]
     /// The [ExportedType] sections in file order.

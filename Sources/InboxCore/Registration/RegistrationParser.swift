@@ -55,7 +55,7 @@ public enum RegistrationParser {
         let handlerLine = handler.firstLine ?? 1
         if handler.firstLine == nil {
             sink.error(1, "missing [Handler] section")
-        } else if handler.exec == nil && !handler.execInvalid, let message = terms.missingExec {
+        } else if handler.exec == nil && !handler.execInvalid && handler.unitLine == nil, let message = terms.missingExec {
             sink.error(handlerLine, message)
         }
         let identifier = handler.identifier ?? terms.stem ?? stem(of: path)
@@ -69,8 +69,9 @@ public enum RegistrationParser {
         }
 
         handler.checkActivation(sink: &sink)
+        handler.checkUnit(sink: &sink)
         let diagnostics = sink.sorted
-        guard !diagnostics.containsError, let exec = handler.exec else {
+        guard !diagnostics.containsError, let exec = handler.exec ?? (handler.unit != nil ? ExecCommand.none : nil) else {
             return RegistrationFile(registration: nil, diagnostics: diagnostics, typeReferences: sink.typeReferences)
         }
         var registration = HandlerRegistration(
@@ -88,6 +89,8 @@ public enum RegistrationParser {
         registration.idleExit = handler.idleExit
         registration.batchSize = exec.takesFileList ? handler.batchSize ?? HandlerRegistration.defaultBatchSize : 1
         registration.batchWindow = handler.batchWindow
+        registration.unit = handler.unit
+        registration.unitLine = handler.unitLine
         return RegistrationFile(registration: registration, diagnostics: diagnostics, typeReferences: sink.typeReferences)
     }
 
@@ -141,12 +144,18 @@ private struct HandlerSection {
     var batchSizeLine: Int?
     var batchWindow: Duration = .zero
     var batchWindowLine: Int?
+    var unit: UnitTemplate?
+    var unitLine: Int?
+    var activationLine: Int?
+    var requireLandlockLine: Int?
+    /// Keys a unit's own settings stand in for (ReadWritePaths=, OutputLimit=, Limit*=), with their lines.
+    var processOnlyKeys: [(key: String, line: Int)] = []
 
     /// Every key `read` knows; keep in step with its switch.
     static let keys: Set<String> = Set(["Identifier", "Name", "Exec", "User", "Group", "TimeoutSec", "MaxConcurrent",
                                         "Environment", "ReadWritePaths", "RequireLandlock", "OutputLimit",
                                         "Activation", "Instances", "MaxInFlight", "IdleExitSec", "BatchSize",
-                                        "BatchWindowSec"]
+                                        "BatchWindowSec", "Unit"]
                                        + HandlerLimit.Key.allCases.map(\.rawValue))
 
     /// What Activation= and the batch keys allow of Exec=, checked once the whole section is read: a resident
@@ -168,6 +177,27 @@ private struct HandlerSection {
             if let batchWindowLine {
                 sink.warning(batchWindowLine, "BatchWindowSec= has no effect without %F or %U in Exec=, ignored")
             }
+        }
+    }
+
+    /// What Unit= allows of the other keys, checked once the whole section is read: the unit's ExecStart= runs the
+    /// handler, PID 1 starts it, and its sandbox and limits are the unit's own.
+    mutating func checkUnit(sink: inout DiagnosticSink) {
+        guard unit != nil, let line = unitLine else { return }
+        if exec != nil || execInvalid {
+            sink.error(execLine ?? line, "Exec= and Unit= exclude each other: the unit's ExecStart= runs the handler; "
+                       + "remove Exec=")
+        }
+        if activation == .resident {
+            sink.error(activationLine ?? line, "Activation=resident and Unit= exclude each other: each delivery starts "
+                       + "an instance of the unit")
+        }
+        if requiresLandlock {
+            sink.error(requireLandlockLine ?? line, "RequireLandlock=yes cannot hold with Unit=: the unit runs outside "
+                       + "the agent's Landlock; confine it with the unit's own settings")
+        }
+        for (key, keyLine) in processOnlyKeys {
+            sink.warning(keyLine, "\(key)= has no effect with Unit= (set it in the unit), ignored")
         }
     }
 
@@ -208,6 +238,7 @@ private struct HandlerSection {
             case "Environment":
                 Self.readEnvironment(value, line: entry.line, into: &environment, sink: &sink)
             case "ReadWritePaths":
+                if !value.isEmpty { processOnlyKeys.append((entry.key, entry.line)) }
                 // Like systemd: space-separated, repeatable, an empty value clears; a leading '-' (missing is
                 // fine) is accepted and dropped, since a missing path grants nothing anyway.
                 if value.isEmpty { readWritePaths.removeAll() }
@@ -220,12 +251,14 @@ private struct HandlerSection {
                     }
                 }
             case "RequireLandlock":
+                requireLandlockLine = entry.line
                 if let flag = BooleanSyntax.parse(value) {
                     requiresLandlock = flag
                 } else {
                     sink.error(entry.line, "invalid RequireLandlock= '\(value.abbreviated)': expected yes or no")
                 }
             case "OutputLimit":
+                if !value.isEmpty { processOnlyKeys.append((entry.key, entry.line)) }
                 if value.isEmpty {
                     outputLimit = HandlerRegistration.defaultOutputLimit
                 } else if let limit = HandlerRegistration.parseOutputLimit(value) {
@@ -234,6 +267,7 @@ private struct HandlerSection {
                     sink.error(entry.line, "invalid \(entry.spelling) '\(value.abbreviated)': expected a size (64K, 1M) or infinity")
                 }
             case "Activation":
+                activationLine = entry.line
                 if value.isEmpty {
                     activation = .launch
                 } else if let parsed = HandlerActivation(rawValue: value) {
@@ -268,8 +302,16 @@ private struct HandlerSection {
                     sink.error(entry.line, "invalid \(entry.spelling): \(error.message)")
                 }
                 batchWindowLine = value.isEmpty ? nil : entry.line
+            case "Unit":
+                unitLine = value.isEmpty ? nil : entry.line
+                do {
+                    unit = value.isEmpty ? nil : try UnitTemplate(parsing: value)
+                } catch {
+                    sink.error(entry.line, error.message)
+                }
             default:
                 if let key = HandlerLimit.Key(rawValue: entry.key) {
+                    if !value.isEmpty { processOnlyKeys.append((entry.key, entry.line)) }
                     if value.isEmpty {
                         limits[key] = nil
                     } else if let limit = HandlerLimit.parse(value, key: key) {

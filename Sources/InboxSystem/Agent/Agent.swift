@@ -46,7 +46,8 @@ public final class Agent {
         let quarantine = Quarantine(state: state, logger: logger)
         launcher = ProcessLauncher(loop: loop, logger: logger, catalog: catalog, landlockABI: landlockABI,
                                        landlockMode: settings.landlock) { [sniffer] in sniffer?.pid.map { [$0] } ?? [] }
-        launchers = HandlerLaunchers(loop: loop, logger: logger, processes: launcher, maxProcesses: settings.maxConcurrent)
+        launchers = HandlerLaunchers(loop: loop, logger: logger, processes: launcher, maxProcesses: settings.maxConcurrent,
+                                     runtimeDirectory: settings.runtimeDirectory)
         dispatcher = Dispatcher(loop: loop, logger: logger, state: state, launcher: launchers, catalog: catalog,
                                 limits: .init(maxConcurrent: settings.maxConcurrent, retryPolicy: settings.retryPolicy,
                                               defaultTimeout: settings.defaultTimeout))

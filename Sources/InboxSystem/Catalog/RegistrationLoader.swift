@@ -38,8 +38,10 @@ public enum RegistrationLoader {
     /// declarations and the host's MIME database. Never throws: each problem is a diagnostic.
     /// A file, a directory above it or the program it names that someone else could have written is refused
     /// (`RegistrationTrust`).
+    /// `unitsRefusal`: why a `Unit=` registration cannot work here (no systemd as PID 1), reported at its line.
     public static func load(directories: [String], mime: MIMEDatabase = .empty,
-                            trust: RegistrationTrust = .current) -> LoadedRegistrations {
+                            trust: RegistrationTrust = .current,
+                            unitsRefusal: String? = ServiceManager.unitRefusal) -> LoadedRegistrations {
         var loaded = LoadedRegistrations()
         var seen: Set<String> = []
         var files: [String] = []
@@ -83,6 +85,11 @@ public enum RegistrationLoader {
             loaded.diagnostics += parsed.diagnostics
             references.append(parsed.typeReferences)
             guard let registration = parsed.registration else {
+                loaded.rejected.append(path)
+                continue
+            }
+            if let refusal = unitRefusal(registration, why: unitsRefusal) {
+                loaded.diagnostics.append(refusal)
                 loaded.rejected.append(path)
                 continue
             }
@@ -163,6 +170,13 @@ public enum RegistrationLoader {
               case .refused(let reason) = trust.walk(program, last: "program") else { return nil }
         return Diagnostic(.error, at: SourceLocation(file: registration.path, position: ""),
                           "refused: Exec= program \(program): \(reason)")
+    }
+
+    /// Why the registration's Unit= cannot be started here (`why`: no systemd as PID 1), at the line of its Unit=.
+    public static func unitRefusal(_ registration: HandlerRegistration,
+                                   why: String? = ServiceManager.unitRefusal) -> Diagnostic? {
+        guard let line = registration.unitLine, registration.unit != nil, let why else { return nil }
+        return Diagnostic(.error, at: SourceLocation(file: registration.path, line: line), why)
     }
 
     /// A warning for each directory of `loaded.missingDirectories` that was named (a `--handlers` or

@@ -143,6 +143,7 @@ final class Dispatcher {
         guard case .launch(let attempt) = entry.lifecycle.start() else { return }
         entry.delivery.attempt = attempt
         entry.delivery.contentTypes = catalog.conformanceChain(of: entry.delivery.contentType)
+        entry.delivery.unit = registration.unit?.instance(entry.delivery.id)
         let started = EventLoop.now()
         let id = entry.delivery.id
         switch launcher.start(entry.delivery, copy: copy.descriptor, registration: registration, container: container, ended: { [unowned self] outcome in

@@ -59,6 +59,10 @@ public struct PreviewSession {
     /// Runs the viewer on `item` with `output` as its stdout and stderr, waiting for it to end; `interrupted` is polled
     /// while it runs. Errors are what kept it from starting.
     public func run(_ item: Item, output: FileDescriptor, interrupted: () -> Bool) throws(SystemError) -> Result {
+        // A Unit= handler is an instance of a template that systemd starts for a delivery; a preview has none to give.
+        if let unit = registration.unit {
+            throw SystemError("preview (Unit=\(unit) runs as a systemd unit, not as a viewer)", errno: .notSupported)
+        }
         let source = try openSource(item.path)
         defer { source.descriptor.close() }
         let scratch = try Scratch(identity: identity)

@@ -60,7 +60,8 @@ extension SpawnRequest {
         environment += registration.environment.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }
         environment += delivery
         if let identity { environment += ["HOME=\(identity.home)", "USER=\(identity.name)"] }
-        self.init(executablePath: arguments[0], arguments: arguments, environment: environment,
+        // No arguments: a Unit= registration, which no process of the agent's runs (its spawn fails, never traps).
+        self.init(executablePath: arguments.first ?? "", arguments: arguments, environment: environment,
                   standardInput: standardInput, standardOutput: output, standardError: output)
         uid = identity?.uid
         gid = identity?.gid
