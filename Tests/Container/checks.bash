@@ -44,16 +44,17 @@ entries() {
                 print $0 "\n"
             }'
 }
-# entry CURSOR FIELD=VALUE...: the unit logged such an entry since CURSOR.
+# entry CURSOR FIELD=VALUE...: the agent logged such an entry since CURSOR (the unit is matched
+# here too, not with --unit, which is a match of its own: see entries).
 entry() {
     local after=$1
     shift
-    [[ -n $(entries "$after" --unit=inboxd.service -- "$@") ]]
+    [[ -n $(entries "$after" -- _SYSTEMD_UNIT=inboxd.service "$@") ]]
 }
 restarted_since() { (($(prop NRestarts) > $1)); }
 # last_loaded CURSOR: the last registrations-loaded entry since CURSOR, as FIELD=VALUE lines.
 last_loaded() {
-    entries "$1" --unit=inboxd.service -- MESSAGE_ID="$loaded_id" |
+    entries "$1" -- _SYSTEMD_UNIT=inboxd.service MESSAGE_ID="$loaded_id" |
         awk 'BEGIN { RS = "" } { entry = $0 } END { print entry }'
 }
 # loaded CURSOR IDENTIFIER...: the last load since CURSOR has every IDENTIFIER.
