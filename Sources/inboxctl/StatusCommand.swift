@@ -79,12 +79,20 @@ enum StatusCommand: InboxctlCommand {
         let loadedAt = status.registrationsLoadedAtUSec
         lines.append(field("Registrations", "\(status.registrations), loaded \(timestamp(loadedAt)) "
                            + "(\(duration(now - loadedAt)) ago)"))
-        lines.append(field("Queue", "\(status.queued) waiting, \(status.inFlight.count) running"))
+        lines.append(field("Queue", "\(status.queued) waiting, \(status.inFlight.count) running"
+                           + (status.retrying.isEmpty ? "" : ", \(status.retrying.count) waiting for a retry")))
         if !status.inFlight.isEmpty {
             let rows = status.inFlight.map { run -> [String] in
                 [run.handler, run.file, duration(run.ageUSec + sinceWritten), String(run.attempt), String(run.pid)]
             }
             lines += table(header: ["HANDLER", "FILE", "RUNNING", "ATTEMPT", "PID"], rows: rows).map { "  " + $0 }
+        }
+        if !status.retrying.isEmpty {
+            let rows = status.retrying.map { waiting -> [String] in
+                [waiting.handler, waiting.file, String(waiting.attempt), nextAttempt(waiting.nextAttemptUSec, now: now),
+                 waiting.reason]
+            }
+            lines += table(header: ["HANDLER", "FILE", "ATTEMPT", "NEXT ATTEMPT", "REASON"], rows: rows).map { "  " + $0 }
         }
         if !status.instances.isEmpty {
             lines.append(field("Resident", "\(status.instances.count) instance\(status.instances.count == 1 ? "" : "s")"))
@@ -98,6 +106,11 @@ enum StatusCommand: InboxctlCommand {
         lines.append(field("unhandled/", String(status.unhandled)))
         lines.append(field("As of", "\(timestamp(written)) (\(duration(sinceWritten)) ago)"))
         return lines.joined(separator: "\n") + "\n"
+    }
+
+    /// "2026-11-30 17:30:12 UTC (in 4.2 s)", or "(due now)" once the time has passed.
+    static func nextAttempt(_ at: Int64, now: Int64) -> String {
+        timestamp(at) + (at > now ? " (in \(duration(at - now)))" : " (due now)")
     }
 
     private static func field(_ name: String, _ value: String) -> String {

@@ -199,6 +199,7 @@ public final class Agent {
         let line = "Watching \(Self.inboxes(watcher.watchedCount)); "
             + (missing > 0 ? "\(Self.inboxes(missing)) missing; " : "")
             + "\(dispatcher.queuedCount) queued, \(dispatcher.runningCount) running"
+            + (dispatcher.retryingCount > 0 ? ", \(dispatcher.retryingCount) to retry" : "")
         return landlockABI == 0 ? line + "; no Landlock" : line
     }
 
@@ -211,6 +212,7 @@ public final class Agent {
         status.stateDirectory = settings.stateDirectory
         status.queued = dispatcher.queuedCount
         status.inFlight = dispatcher.inFlight(now: now)
+        status.retrying = dispatcher.retrying(now: now, wallClockUSec: wallClock)
         status.instances = launchers.resident.instances(now: now)
         status.failed = StateDirectories.visibleCount(state.failed)
         status.unhandled = StateDirectories.visibleCount(state.unhandled)

@@ -71,7 +71,8 @@ final class Dispatcher {
     /// Running deliveries that share a process (a resident instance, a batch): MaxConcurrent= and the agent's limit
     /// count processes, so these count against their handler's delivery capacity only.
     private var sharing: Set<String> = []
-    private var waiting: [String: (entry: Entry, timer: EventSource)] = [:]
+    /// Deliveries waiting for a retry: when it is due (the event loop's clock) and why the last attempt failed.
+    private var waiting: [String: (entry: Entry, timer: EventSource, due: Duration, reason: String)] = [:]
     private var nextSequence: UInt64 = 0
     private var draining = false
     private var stopTimer: EventSource?
@@ -97,6 +98,7 @@ final class Dispatcher {
     }
 
     var queuedCount: Int { queue.count }
+    var retryingCount: Int { waiting.count }
     var runningCount: Int { running.count }
     var isIdle: Bool { running.isEmpty && queue.count == 0 }
     var isFull: Bool { queue.count >= limits.highWater }
@@ -317,7 +319,7 @@ final class Dispatcher {
             // The attempt that followed a cut-short one has ended: the next is an ordinary retry.
             var again = entry
             again.delivery.redelivered = false
-            waiting[delivery.id] = (again, timer)
+            waiting[delivery.id] = (again, timer, EventLoop.now() + delay, outcome.phrase)
         case .fail(let reason, let outcome):
             quarantine.fail(delivery, reason: reason, outcome: outcome, duration: duration, from: inbox)
         case .reportViolation(let change, let outcome):
@@ -396,6 +398,17 @@ final class Dispatcher {
             AgentStatus.InFlight(handler: run.entry.handler, file: run.entry.delivery.name, deliveryID: run.entry.delivery.id,
                                  attempt: run.entry.delivery.attempt, pid: run.attempt.pid,
                                  ageUSec: Int64((now - run.started).microseconds))
+        }
+    }
+
+    /// The deliveries waiting for a retry for the status file, the soonest first: `wallClockUSec` is `now` as wall-clock
+    /// time, so each next attempt is given as a time a reader can compare with its own clock.
+    func retrying(now: Duration, wallClockUSec: Int64) -> [AgentStatus.Retrying] {
+        waiting.values.sorted { $0.due < $1.due }.map { waited in
+            let delivery = waited.entry.delivery
+            return AgentStatus.Retrying(handler: delivery.handler, file: delivery.name, deliveryID: delivery.id,
+                                        attempt: delivery.attempt, reason: waited.reason,
+                                        nextAttemptUSec: wallClockUSec + Int64((waited.due - now).microseconds))
         }
     }
 }
