@@ -55,7 +55,8 @@ enum ListCommand: InboxctlCommand {
 
     static func run(_ parsed: ParsedOptions) -> CInt {
         let which = parsed.positionals[0]
-        guard let settings = parsed.agent.settings() else { return 1 }
+        guard let resolved = parsed.agent.resolve() else { return 1 }
+        let settings = resolved.settings
         let paths = StateDirectories.paths(of: settings.stateDirectory)
         let directoryPath = which == "failed" ? paths.failed : paths.unhandled
         let state = try? StateDirectories(existing: settings.stateDirectory)
@@ -74,6 +75,8 @@ enum ListCommand: InboxctlCommand {
             return 0
         }
         Inboxctl.write(render(which: which, directory: directoryPath, items: items), to: 1)
+        // An empty list may be the wrong instance's: say which this is, and how to look at the other.
+        if items.isEmpty { Inboxctl.write(resolved.hint("inboxctl list \(which)"), to: 1) }
         return 0
     }
 

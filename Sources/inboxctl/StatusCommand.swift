@@ -28,13 +28,13 @@ enum StatusCommand: InboxctlCommand {
     static let options = CommandOptions([.flag("--json")], agentOptions: true, positionals: .none)
 
     static func run(_ parsed: ParsedOptions) -> CInt {
-        guard let settings = parsed.agent.settings() else { return 1 }
-        let path = settings.runtimeDirectory + "/" + AgentStatus.fileName
+        guard let resolved = parsed.agent.resolve() else { return 1 }
+        let path = resolved.settings.runtimeDirectory + "/" + AgentStatus.fileName, hint = resolved.hint("inboxctl status")
         let bytes: [UInt8]
         switch readBounded(path, limit: 4 << 20) {
         case .success(let read): bytes = read
         case .failure(let error):
-            Inboxctl.write("inboxd is not running (no status file: \(path): \(error))\n", to: 2)
+            Inboxctl.write("inboxd is not running (no status file: \(path): \(error))\n" + hint, to: 2)
             return 1
         }
         let status: AgentStatus
@@ -46,7 +46,7 @@ enum StatusCommand: InboxctlCommand {
         }
         let pid = status.pid
         guard pid > 0, Signals.processExists(pid) else {
-            Inboxctl.write("inboxd (pid \(pid)) is not running; \(path) is left from it\n", to: 2)
+            Inboxctl.write("inboxd (pid \(pid)) is not running; \(path) is left from it\n" + hint, to: 2)
             return 1
         }
         if parsed.flag("--json") {

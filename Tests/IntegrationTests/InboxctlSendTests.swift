@@ -111,6 +111,7 @@ struct InboxctlSendTests {
               failed/a.txt
               failed/b.txt
               failed/c.txt
+            This is the system instance, which is not running; your user instance is not running either ('inboxctl retry --user' looks there).
 
             """)
 
@@ -282,6 +283,8 @@ struct InboxctlSendTests {
               --type UTI              The content type (a UTI, a dyn.mime. identifier or a MIME type)
               --name NAME             The name in the Inbox (one FILE, or '-')
               --json                  Print one JSON document: each file's path in the Inbox, or why not
+              --system                The system instance (the default as root, or when yours is not running)
+              --user                  Your user instance (the default when it is running)
               --config FILE           The agent's configuration (default /etc/inboxd/inboxd.conf, a user's ~/.config/inboxd/inboxd.conf)
               --handlers DIR          Registrations from DIR (repeatable; replaces the search path)
               --state DIR             The agent's state directory
@@ -309,6 +312,8 @@ struct InboxctlSendTests {
               --all                   Retry every file in failed/
               --inbox DIR             The drop Inbox (default: the agent's first Inbox)
               --json                  Print one JSON document: where each file went, or why not
+              --system                The system instance (the default as root, or when yours is not running)
+              --user                  Your user instance (the default when it is running)
               --config FILE           The agent's configuration (default /etc/inboxd/inboxd.conf, a user's ~/.config/inboxd/inboxd.conf)
               --handlers DIR          Registrations from DIR (repeatable; replaces the search path)
               --state DIR             The agent's state directory
@@ -331,6 +336,8 @@ struct InboxctlSendTests {
 
             OPTIONS:
               --json                  Print one JSON document: what was removed, or why not
+              --system                The system instance (the default as root, or when yours is not running)
+              --user                  Your user instance (the default when it is running)
               --config FILE           The agent's configuration (default /etc/inboxd/inboxd.conf, a user's ~/.config/inboxd/inboxd.conf)
               --inbox DIR             A drop Inbox (repeatable; as the agent's --inbox)
               --handlers DIR          Registrations from DIR (repeatable; replaces the search path)
@@ -360,6 +367,8 @@ struct InboxctlSendTests {
               --delivery ID           Entries for one delivery (INBOX_DELIVERY_ID)
               -f, --follow            Keep printing new entries
               -n, --lines N           Show the last N entries
+              --system                The system instance (the default as root, or when yours is not running)
+              --user                  Your user instance (the default when it is running)
               --config FILE           The agent's configuration (default /etc/inboxd/inboxd.conf, a user's ~/.config/inboxd/inboxd.conf)
               --inbox DIR             A drop Inbox (repeatable; as the agent's --inbox)
               --handlers DIR          Registrations from DIR (repeatable; replaces the search path)

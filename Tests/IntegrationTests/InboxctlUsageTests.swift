@@ -4,6 +4,8 @@ import Testing
 /// The help of `inboxctl types`, `info` and `handlers`, and usage errors across inboxctl's subcommands.
 @Suite struct InboxctlUsageTests {
     static let agentOptionsHelp = """
+          --system                The system instance (the default as root, or when yours is not running)
+          --user                  Your user instance (the default when it is running)
           --config FILE           The agent's configuration (default /etc/inboxd/inboxd.conf, a user's ~/.config/inboxd/inboxd.conf)
           --inbox DIR             A drop Inbox (repeatable; as the agent's --inbox)
           --handlers DIR          Registrations from DIR (repeatable; replaces the search path)

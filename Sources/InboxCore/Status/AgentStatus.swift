@@ -86,6 +86,8 @@ public struct AgentStatus: Sendable, Hashable {
     /// are back.
     public var missingInboxes: [String] = []
     public var stateDirectory: String = ""
+    /// The handlers.d search path the agent loads, first wins by file name.
+    public var handlerDirectories: [String] = []
     public var queued: Int = 0
     public var inFlight: [InFlight] = []
     /// Deliveries waiting for a retry, the soonest first (neither queued nor in flight).
@@ -125,6 +127,7 @@ public struct AgentStatus: Sendable, Hashable {
             + "\"inboxes\":[\(inboxes.map(JSON.quote).joined(separator: ","))],"
             + "\"missingInboxes\":[\(missingInboxes.map(JSON.quote).joined(separator: ","))],"
             + "\"stateDirectory\":\(JSON.quote(stateDirectory)),"
+            + "\"handlerDirectories\":[\(handlerDirectories.map(JSON.quote).joined(separator: ","))],"
             + "\"queued\":\(queued),\"inFlight\":[\(inFlight.joined(separator: ","))],"
             + "\"retrying\":[\(retrying.joined(separator: ","))],"
             + "\"instances\":[\(instances.joined(separator: ","))],"
@@ -149,6 +152,7 @@ public struct AgentStatus: Sendable, Hashable {
         status.inboxes = value["inboxes"]?.array?.compactMap(\.string) ?? []
         status.missingInboxes = value["missingInboxes"]?.array?.compactMap(\.string) ?? []
         status.stateDirectory = value["stateDirectory"]?.string ?? "?"
+        status.handlerDirectories = value["handlerDirectories"]?.array?.compactMap(\.string) ?? []
         status.queued = value["queued"]?.int ?? 0
         status.inFlight = (value["inFlight"]?.array ?? []).map { run in
             InFlight(handler: run["handler"]?.string ?? "?", file: run["file"]?.string ?? "?",

@@ -210,6 +210,7 @@ public final class Agent {
         status.inboxes = settings.inboxes
         status.missingInboxes = watcher.missingInboxes
         status.stateDirectory = settings.stateDirectory
+        status.handlerDirectories = settings.handlerDirectories
         status.queued = dispatcher.queuedCount
         status.inFlight = dispatcher.inFlight(now: now)
         status.retrying = dispatcher.retrying(now: now, wallClockUSec: wallClock)
