@@ -2,11 +2,11 @@ import InboxCore
 import InboxSystem
 
 /// `inboxctl list failed|unhandled [--json]`: what the agent holds aside, each file with why, since when, its
-/// delivery id and the command that sends it again.
+/// delivery id and the command that sends it again. `inboxctl list --mine`: what became of this user's own files.
 enum ListCommand: InboxctlCommand {
     static let name = "list"
-    static let summary = "List the files in failed/ or unhandled/"
-    static let usage = "inboxctl list failed|unhandled [--json]"
+    static let summary = "List the files in failed/ or unhandled/, or your own"
+    static let usage = "inboxctl list failed|unhandled|--mine [--json]"
 
     static let help = """
         OVERVIEW: List the files the agent holds in failed/ or unhandled/.
@@ -17,25 +17,41 @@ enum ListCommand: InboxctlCommand {
         retry, with the options given here). Files in unhandled/ are also dispatched by
         themselves once a registration for their type appears.
 
+        With --mine, the files you sent, as the agent tells each sender of their own (and no one
+        else): one line per file with its state (queued, waiting for a retry, running, done,
+        failed, unhandled, refused), since when, its handler and delivery id, and why. Done files
+        are the agent's recent memory of them, at most 100 per sender. This needs no access to
+        failed/ or unhandled/: the agent keeps the list in its runtime directory, readable by you
+        alone.
+
         USAGE: \(usage)
 
         ARGUMENTS:
           <WHICH>                 failed or unhandled
 
         OPTIONS:
+          --mine                  Your own files, whatever became of them
           --json                  Print one JSON document
         \(AgentOptions.help)
           -h, --help              Show help information
 
         """
 
-    static let options = CommandOptions([.flag("--json")], agentOptions: true, positionals: .atMostOne)
+    static let options = CommandOptions([.flag("--mine"), .flag("--json")], agentOptions: true, positionals: .atMostOne)
 
     static let places = ["failed", "unhandled"]
 
     /// The usage errors that the options one by one cannot show.
     static func check(_ parsed: ParsedOptions) throws(UsageError) {
-        guard let which = parsed.positionals.first else { throw UsageError(message: "missing WHICH (failed or unhandled)") }
+        if parsed.flag("--mine") {
+            if let which = parsed.positionals.first {
+                throw UsageError(message: "give either WHICH or --mine, not both", token: which, suggestion: nil)
+            }
+            return
+        }
+        guard let which = parsed.positionals.first else {
+            throw UsageError(message: "missing WHICH (failed or unhandled) or --mine")
+        }
         guard places.contains(which) else {
             let close = Spelling.closest(to: which, among: places)
             throw UsageError(message: "unknown list '\(which)'; expected failed or unhandled"
@@ -54,8 +70,9 @@ enum ListCommand: InboxctlCommand {
     }
 
     static func run(_ parsed: ParsedOptions) -> CInt {
-        let which = parsed.positionals[0]
         guard let resolved = parsed.agent.resolve() else { return 1 }
+        if parsed.flag("--mine") { return mine(resolved, json: parsed.flag("--json")) }
+        let which = parsed.positionals[0]
         let settings = resolved.settings
         let paths = StateDirectories.paths(of: settings.stateDirectory)
         let directoryPath = which == "failed" ? paths.failed : paths.unhandled
@@ -104,6 +121,31 @@ enum ListCommand: InboxctlCommand {
         }
         let retry = "inboxctl retry " + LogCommand.quoted(which + "/" + entry.name) + retrySuffix
         return Item(name: entry.name, path: path, ageSeconds: age, deliveryID: id, reason: reason, retry: retry)
+    }
+
+    /// `--mine`: this user's files, live ones first, then outcomes, the latest first.
+    static func mine(_ resolved: AgentOptions.Resolved, json: Bool) -> CInt {
+        guard let view = SenderView.read(resolved, command: "inboxctl list --mine") else { return 1 }
+        if json {
+            Inboxctl.write(SenderView.json(view, files: view.files, instance: resolved.choice.instance), to: 1)
+            return 0
+        }
+        guard !view.files.isEmpty else {
+            Inboxctl.write("No files of yours are known (\(SenderView.whose(resolved))).\n" + resolved.hint("inboxctl list --mine"),
+                           to: 1)
+            return 0
+        }
+        let now = WallClock.now
+        let rows = view.files.map { file in
+            [file.name, file.state.phrase, SenderView.since(file, now: now), file.handler ?? "-",
+             file.deliveryID.isEmpty ? "-" : file.deliveryID, SenderView.reason(file, now: now)]
+        }
+        var text = "Your files (\(SenderView.whose(resolved))): \(view.files.count + view.moreLive)\n"
+        text += StatusCommand.table(header: ["NAME", "STATE", "SINCE", "HANDLER", "DELIVERY", "REASON"], rows: rows)
+            .joined(separator: "\n") + "\n"
+        if view.moreLive > 0 { text += "... and \(view.moreLive) more queued\n" }
+        Inboxctl.write(text, to: 1)
+        return 0
     }
 
     /// The agent options given, as they would be given again to `inboxctl retry`.

@@ -2,10 +2,11 @@ import InboxCore
 import InboxSystem
 
 /// `inboxctl status [--json]`: what the agent is doing, from the status file it keeps in its runtime directory.
+/// `inboxctl status FILE|ID`: what became of one of this user's files (`SenderView`).
 enum StatusCommand: InboxctlCommand {
     static let name = "status"
     static let summary = "Show what the agent is doing"
-    static let usage = "inboxctl status [--json] [--runtime-dir DIR] [agent options]"
+    static let usage = "inboxctl status [FILE|ID] [--json] [--runtime-dir DIR] [agent options]"
 
     static let help = """
         OVERVIEW: Show what the agent is doing.
@@ -16,7 +17,15 @@ enum StatusCommand: InboxctlCommand {
         with Landlock, content sniffing, and when the registrations were last loaded. Exits 1
         when the agent is not running.
 
+        With FILE or ID, what became of one of your own files: a name you sent (the path 'inboxctl
+        send' printed will do) or its delivery id, as 'inboxctl list --mine' lists them: queued,
+        waiting for a retry (and when the next attempt is due), running, done, failed, unhandled or
+        refused, with the reason. Exits 1 when no such file of yours is known.
+
         USAGE: \(usage)
+
+        ARGUMENTS:
+          <FILE|ID>               One of your files, by name or delivery id
 
         OPTIONS:
           --json                  Print the status file as the agent wrote it
@@ -25,10 +34,11 @@ enum StatusCommand: InboxctlCommand {
 
         """
 
-    static let options = CommandOptions([.flag("--json")], agentOptions: true, positionals: .none)
+    static let options = CommandOptions([.flag("--json")], agentOptions: true, positionals: .atMostOne)
 
     static func run(_ parsed: ParsedOptions) -> CInt {
         guard let resolved = parsed.agent.resolve() else { return 1 }
+        if let query = parsed.positionals.first { return file(query, resolved, json: parsed.flag("--json")) }
         let path = resolved.settings.runtimeDirectory + "/" + AgentStatus.fileName, hint = resolved.hint("inboxctl status")
         let bytes: [UInt8]
         switch readBounded(path, limit: 4 << 20) {
@@ -54,6 +64,32 @@ enum StatusCommand: InboxctlCommand {
             return 0
         }
         Inboxctl.write(render(status, now: WallClock.now), to: 1)
+        return 0
+    }
+
+    /// `status FILE|ID`: one of this user's files, each that the name or id matches.
+    static func file(_ query: String, _ resolved: AgentOptions.Resolved, json: Bool) -> CInt {
+        let command = "inboxctl status " + LogCommand.quoted(query)
+        guard let view = SenderView.read(resolved, command: command) else { return 1 }
+        let matches = view.files.filter { $0.matches(query) }
+        guard !matches.isEmpty else {
+            var message = "inboxctl: no file or delivery '\(query)' of yours is known (\(SenderView.whose(resolved)))"
+            // Still in a drop Inbox under that name: the agent has not taken it (yet), or left it there.
+            let name = query.split(separator: "/").last.map(String.init) ?? query
+            if let inbox = resolved.settings.inboxes.first(where: { inbox in
+                (try? Directory(searchOnly: inbox)).flatMap { try? $0.status(of: Array(name.utf8)) } != nil
+            }) {
+                message += "; \(inbox)/\(name) is in the Inbox, not taken by the agent (yet)"
+            }
+            Inboxctl.write(message + "\n" + resolved.hint(command), to: 2)
+            return 1
+        }
+        if json {
+            Inboxctl.write(SenderView.json(view, files: matches, instance: resolved.choice.instance), to: 1)
+            return 0
+        }
+        let now = WallClock.now
+        Inboxctl.write(matches.map { SenderView.detail($0, now: now) }.joined(separator: "\n"), to: 1)
         return 0
     }
 

@@ -392,6 +392,34 @@ final class Dispatcher {
         for run in running.values { perform(run.entry.lifecycle.stopRequested(signal), for: run.entry, attempt: run.attempt) }
     }
 
+    /// Every sender's files that are queued, running or waiting for a retry, by the sender's uid (a delivery whose
+    /// sender is not known is left out). `wallClockOffset` turns the event loop's clock into wall-clock time.
+    func senderFiles(wallClockOffset: Int64) -> [UInt32: [SenderStatus.File]] {
+        var files: [UInt32: [SenderStatus.File]] = [:]
+        func wall(_ time: Duration) -> Int64 { wallClockOffset + Int64(time.microseconds) }
+        for run in running.values {
+            let delivery = run.entry.delivery
+            guard let uid = delivery.sourceUID else { continue }
+            files[uid, default: []].append(.init(deliveryID: delivery.id, name: delivery.name, state: .running,
+                                                 handler: delivery.handler, attempt: delivery.attempt,
+                                                 sinceUSec: wall(run.started)))
+        }
+        for waited in waiting.values {
+            let delivery = waited.entry.delivery
+            guard let uid = delivery.sourceUID else { continue }
+            files[uid, default: []].append(.init(deliveryID: delivery.id, name: delivery.name, state: .retrying,
+                                                 handler: delivery.handler, reason: waited.reason,
+                                                 attempt: delivery.attempt, nextAttemptUSec: wall(waited.due)))
+        }
+        queue.forEach { entry in
+            let delivery = entry.delivery
+            guard let uid = delivery.sourceUID else { return }
+            files[uid, default: []].append(.init(deliveryID: delivery.id, name: delivery.name, state: .queued,
+                                                 handler: delivery.handler, attempt: delivery.attempt))
+        }
+        return files
+    }
+
     /// The running deliveries for the status file, oldest first.
     func inFlight(now: Duration) -> [AgentStatus.InFlight] {
         running.values.sorted { $0.started < $1.started }.map { run in
