@@ -20,6 +20,13 @@ struct HeldFiles {
 
     /// nil, after saying so, when the agent never made failed/ or unhandled/ there.
     init?(state path: String, hint: String = "") {
+        let failed = StateDirectories.paths(of: path).failed
+        do { _ = try Directory(path: failed) } catch where error.errno == .permissionDenied {
+            // The agent's own, closed to its senders: "neither exists" would be untrue.
+            Inboxctl.write("inboxctl: cannot read \(failed): \(error.errno); it is the agent's: 'inboxctl list --mine' "
+                           + "shows your own files\n", to: 2)
+            return nil
+        } catch {}
         guard let state = try? StateDirectories(existing: path), state.failed != nil || state.unhandled != nil else {
             Inboxctl.write("inboxctl: neither failed/ nor unhandled/ exists in \(path)\n" + hint, to: 2)
             return nil

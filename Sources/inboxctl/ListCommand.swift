@@ -76,6 +76,12 @@ enum ListCommand: InboxctlCommand {
         let settings = resolved.settings
         let paths = StateDirectories.paths(of: settings.stateDirectory)
         let directoryPath = which == "failed" ? paths.failed : paths.unhandled
+        // The agent's own directory, closed to its senders: saying it is empty would hide their files in it.
+        do { _ = try Directory(path: directoryPath) } catch where error.errno == .permissionDenied {
+            Inboxctl.write("inboxctl: cannot read \(which)/ (\(directoryPath)): \(error.errno); it is the agent's "
+                           + "(uid \(resolved.agentUID)): 'inboxctl list --mine' shows your own files\n", to: 2)
+            return 1
+        } catch {}
         let state = try? StateDirectories(existing: settings.stateDirectory)
         let directory = which == "failed" ? state?.failed : state?.unhandled
         let held = state.map { HeldFiles($0) }

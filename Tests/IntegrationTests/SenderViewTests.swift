@@ -79,7 +79,14 @@ struct SenderViewTests {
 
         // failed/ itself stays closed to nobody; the view needs none of it.
         let held = try inboxctl(world, ["list", "failed"])
-        #expect(held.status != 0 || !held.stdout.contains("fail.txt"), "\(held)")
+        #expect(held.status == 1 && held.stdout.isEmpty, "\(held)")
+        #expect(held.stderr == "inboxctl: cannot read failed/ (\(world.failedDirectory.path)): Permission denied; it is "
+                + "the agent's (uid 0): 'inboxctl list --mine' shows your own files\n", "\(held.stderr)")
+
+        let retry = try inboxctl(world, ["retry", "fail.txt"])
+        #expect(retry.status == 1)
+        #expect(retry.stderr == "inboxctl: cannot read \(world.failedDirectory.path): Permission denied; it is the agent's: "
+                + "'inboxctl list --mine' shows your own files\n", "\(retry.stderr)")
 
         let one = try inboxctl(world, ["status", world.inbox.appendingPathComponent("fail.txt").path])
         #expect(one.status == 0, "\(one.stderr)")
