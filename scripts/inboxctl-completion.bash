@@ -23,6 +23,7 @@ _inboxctl() {
                 agent_options+=("${COMP_WORDS[i]}" "${COMP_WORDS[i + 1]}")
                 ((i++))
                 ;;
+            --system | --user) agent_options+=("${COMP_WORDS[i]}") ;;
             -*) ;;
             *) [[ -z $subcommand ]] && subcommand=${COMP_WORDS[i]} ;;
         esac

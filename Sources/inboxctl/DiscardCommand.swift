@@ -34,7 +34,8 @@ enum DiscardCommand: InboxctlCommand {
     }
 
     static func run(_ parsed: ParsedOptions) -> CInt {
-        guard let settings = parsed.agent.settings(), let held = HeldFiles(state: settings.stateDirectory),
+        guard let resolved = parsed.agent.resolve(),
+              let held = HeldFiles(state: resolved.settings.stateDirectory, hint: resolved.hint("inboxctl discard")),
               let entries = held.find(parsed.positionals[0]) else { return 1 }
         let json = parsed.flag("--json")
         var status: CInt = 0

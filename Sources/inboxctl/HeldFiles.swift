@@ -9,6 +9,8 @@ struct HeldFiles {
     }
 
     let state: StateDirectories
+    /// The line that names the other instance, after every "not found".
+    var hint = ""
     var failed: Directory? { state.failed }
     var unhandled: Directory? { state.unhandled }
 
@@ -17,12 +19,20 @@ struct HeldFiles {
     }
 
     /// nil, after saying so, when the agent never made failed/ or unhandled/ there.
-    init?(state path: String) {
+    init?(state path: String, hint: String = "") {
+        let failed = StateDirectories.paths(of: path).failed
+        do { _ = try Directory(path: failed) } catch where error.errno == .permissionDenied {
+            // The agent's own, closed to its senders: "neither exists" would be untrue.
+            Inboxctl.write("inboxctl: cannot read \(failed): \(error.errno); it is the agent's: 'inboxctl list --mine' "
+                           + "shows your own files\n", to: 2)
+            return nil
+        } catch {}
         guard let state = try? StateDirectories(existing: path), state.failed != nil || state.unhandled != nil else {
-            Inboxctl.write("inboxctl: neither failed/ nor unhandled/ exists in \(path)\n", to: 2)
+            Inboxctl.write("inboxctl: neither failed/ nor unhandled/ exists in \(path)\n" + hint, to: 2)
             return nil
         }
         self.state = state
+        self.hint = hint
     }
 
     /// Visible regular entries, sorted (names that are not UTF-8 are skipped: they cannot be typed anyway).
@@ -68,7 +78,7 @@ struct HeldFiles {
             message += "; there are:\n" + present.prefix(10).map { "  \($0)\n" }.joined()
             if present.count > 10 { message += "  ... and \(present.count - 10) more\n" }
         }
-        Inboxctl.write(message, to: 2)
+        Inboxctl.write(message + hint, to: 2)
         return nil
     }
 }

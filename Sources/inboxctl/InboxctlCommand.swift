@@ -19,7 +19,11 @@ extension InboxctlCommand {
 
     /// Parses `arguments`: help is printed (0), a usage error reported (2), else the command runs.
     static func main(_ arguments: [String]) -> CInt {
-        switch options.parse(arguments, check: check) {
+        let checks = { (parsed: ParsedOptions) throws(UsageError) in
+            try AgentOptions.checkInstance(parsed)
+            try check(parsed)
+        }
+        switch options.parse(arguments, check: checks) {
         case .help:
             Inboxctl.write(help, to: 1)
             return 0

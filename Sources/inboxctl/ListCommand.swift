@@ -2,11 +2,11 @@ import InboxCore
 import InboxSystem
 
 /// `inboxctl list failed|unhandled [--json]`: what the agent holds aside, each file with why, since when, its
-/// delivery id and the command that sends it again.
+/// delivery id and the command that sends it again. `inboxctl list --mine`: what became of this user's own files.
 enum ListCommand: InboxctlCommand {
     static let name = "list"
-    static let summary = "List the files in failed/ or unhandled/"
-    static let usage = "inboxctl list failed|unhandled [--json]"
+    static let summary = "List the files in failed/ or unhandled/, or your own"
+    static let usage = "inboxctl list failed|unhandled|--mine [--json]"
 
     static let help = """
         OVERVIEW: List the files the agent holds in failed/ or unhandled/.
@@ -17,25 +17,41 @@ enum ListCommand: InboxctlCommand {
         retry, with the options given here). Files in unhandled/ are also dispatched by
         themselves once a registration for their type appears.
 
+        With --mine, the files you sent, as the agent tells each sender of their own (and no one
+        else): one line per file with its state (queued, waiting for a retry, running, done,
+        failed, unhandled, refused), since when, its handler and delivery id, and why. Done files
+        are the agent's recent memory of them, at most 100 per sender. This needs no access to
+        failed/ or unhandled/: the agent keeps the list in its runtime directory, readable by you
+        alone.
+
         USAGE: \(usage)
 
         ARGUMENTS:
           <WHICH>                 failed or unhandled
 
         OPTIONS:
+          --mine                  Your own files, whatever became of them
           --json                  Print one JSON document
         \(AgentOptions.help)
           -h, --help              Show help information
 
         """
 
-    static let options = CommandOptions([.flag("--json")], agentOptions: true, positionals: .atMostOne)
+    static let options = CommandOptions([.flag("--mine"), .flag("--json")], agentOptions: true, positionals: .atMostOne)
 
     static let places = ["failed", "unhandled"]
 
     /// The usage errors that the options one by one cannot show.
     static func check(_ parsed: ParsedOptions) throws(UsageError) {
-        guard let which = parsed.positionals.first else { throw UsageError(message: "missing WHICH (failed or unhandled)") }
+        if parsed.flag("--mine") {
+            if let which = parsed.positionals.first {
+                throw UsageError(message: "give either WHICH or --mine, not both", token: which, suggestion: nil)
+            }
+            return
+        }
+        guard let which = parsed.positionals.first else {
+            throw UsageError(message: "missing WHICH (failed or unhandled) or --mine")
+        }
         guard places.contains(which) else {
             let close = Spelling.closest(to: which, among: places)
             throw UsageError(message: "unknown list '\(which)'; expected failed or unhandled"
@@ -54,10 +70,18 @@ enum ListCommand: InboxctlCommand {
     }
 
     static func run(_ parsed: ParsedOptions) -> CInt {
+        guard let resolved = parsed.agent.resolve() else { return 1 }
+        if parsed.flag("--mine") { return mine(resolved, json: parsed.flag("--json")) }
         let which = parsed.positionals[0]
-        guard let settings = parsed.agent.settings() else { return 1 }
+        let settings = resolved.settings
         let paths = StateDirectories.paths(of: settings.stateDirectory)
         let directoryPath = which == "failed" ? paths.failed : paths.unhandled
+        // The agent's own directory, closed to its senders: saying it is empty would hide their files in it.
+        do { _ = try Directory(path: directoryPath) } catch where error.errno == .permissionDenied {
+            Inboxctl.write("inboxctl: cannot read \(which)/ (\(directoryPath)): \(error.errno); it is the agent's "
+                           + "(uid \(resolved.agentUID)): 'inboxctl list --mine' shows your own files\n", to: 2)
+            return 1
+        } catch {}
         let state = try? StateDirectories(existing: settings.stateDirectory)
         let directory = which == "failed" ? state?.failed : state?.unhandled
         let held = state.map { HeldFiles($0) }
@@ -74,6 +98,8 @@ enum ListCommand: InboxctlCommand {
             return 0
         }
         Inboxctl.write(render(which: which, directory: directoryPath, items: items), to: 1)
+        // An empty list may be the wrong instance's: say which this is, and how to look at the other.
+        if items.isEmpty { Inboxctl.write(resolved.hint("inboxctl list \(which)"), to: 1) }
         return 0
     }
 
@@ -101,6 +127,31 @@ enum ListCommand: InboxctlCommand {
         }
         let retry = "inboxctl retry " + LogCommand.quoted(which + "/" + entry.name) + retrySuffix
         return Item(name: entry.name, path: path, ageSeconds: age, deliveryID: id, reason: reason, retry: retry)
+    }
+
+    /// `--mine`: this user's files, live ones first, then outcomes, the latest first.
+    static func mine(_ resolved: AgentOptions.Resolved, json: Bool) -> CInt {
+        guard let view = SenderView.read(resolved, command: "inboxctl list --mine") else { return 1 }
+        if json {
+            Inboxctl.write(SenderView.json(view, files: view.files, instance: resolved.choice.instance), to: 1)
+            return 0
+        }
+        guard !view.files.isEmpty else {
+            Inboxctl.write("No files of yours are known (\(SenderView.whose(resolved))).\n" + resolved.hint("inboxctl list --mine"),
+                           to: 1)
+            return 0
+        }
+        let now = WallClock.now
+        let rows = view.files.map { file in
+            [file.name, file.state.phrase, SenderView.since(file, now: now), file.handler ?? "-",
+             file.deliveryID.isEmpty ? "-" : file.deliveryID, SenderView.reason(file, now: now)]
+        }
+        var text = "Your files (\(SenderView.whose(resolved))): \(view.files.count + view.moreLive)\n"
+        text += StatusCommand.table(header: ["NAME", "STATE", "SINCE", "HANDLER", "DELIVERY", "REASON"], rows: rows)
+            .joined(separator: "\n") + "\n"
+        if view.moreLive > 0 { text += "... and \(view.moreLive) more queued\n" }
+        Inboxctl.write(text, to: 1)
+        return 0
     }
 
     /// The agent options given, as they would be given again to `inboxctl retry`.

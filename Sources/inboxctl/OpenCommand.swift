@@ -53,7 +53,8 @@ enum OpenCommand: InboxctlCommand {
     }
 
     static func run(_ parsed: ParsedOptions) -> CInt {
-        guard let settings = parsed.agent.settings(), let inspection = Inspection(settings) else { return 1 }
+        guard let resolved = parsed.agent.resolve(), let inspection = Inspection(resolved.settings) else { return 1 }
+        let settings = resolved.settings
         let handler = parsed.value("--with")!
         let force = parsed.flag("--force")
         guard inspection.loaded.registration(handler) != nil else {
@@ -67,14 +68,14 @@ enum OpenCommand: InboxctlCommand {
         let request = SendCommand.Request(sourceApp: parsed.value("--source-app"), annotation: parsed.value("--annotation"),
                                           handler: handler, overridesHandlerCheck: force)
         return SendCommand.deliver(parsed.positionals, request: request, inbox: parsed.value("--inbox"), settings: settings,
-                                   json: parsed.flag("--json")) { file in
-            admit(file, handler: handler, force: force, inspection: inspection)
+                                   json: parsed.flag("--json"), hint: resolved.hint("inboxctl open")) { file in
+            admit(file, handler: handler, force: force, inspection: inspection, agentUID: resolved.agentUID)
         }
     }
 
     /// Whether `handler` can open the file as the agent will type it (sent without a content-type attribute); if not,
     /// says so with the candidates, unless `force`, and the agent would take the override from this user.
-    static func admit(_ file: String, handler: String, force: Bool, inspection: Inspection) -> Bool {
+    static func admit(_ file: String, handler: String, force: Bool, inspection: Inspection, agentUID: UInt32) -> Bool {
         let report: FileReport
         switch inspection.inspect(file, readingAttribute: false) {
         case .success(let inspected): report = inspected
@@ -86,7 +87,7 @@ enum OpenCommand: InboxctlCommand {
         let loaded = inspection.loaded
         if Routing.claims(handler, type: type, index: loaded.index, database: loaded.database) { return true }
         if force {
-            guard let refusal = overrideRefusal(inspection.settings) else { return true }
+            guard let refusal = overrideRefusal(agentUID: agentUID) else { return true }
             Inboxctl.write("inboxctl: \(handler) cannot open \(file) (\(type)), and \(refusal)\n", to: 2)
             return false
         }
@@ -102,12 +103,12 @@ enum OpenCommand: InboxctlCommand {
         return false
     }
 
-    /// Why the running agent would refuse an override from this user: only root or the agent's own user may give one.
-    static func overrideRefusal(_ settings: AgentSettings) -> String? {
+    /// Why the agent would refuse an override from this user: only root or the agent's own user may give one. The
+    /// agent's uid is its instance's (`AgentOptions.Resolved.agentUID`), running or not, so that a file the agent
+    /// would refuse into failed/ is never sent.
+    static func overrideRefusal(agentUID: UInt32) -> String? {
         let me = CurrentProcess.effectiveUserID
-        guard me != 0, let st = try? FileSystem.status(settings.runtimeDirectory + "/status.json"), st.st_uid != me else {
-            return nil
-        }
-        return "the agent (uid \(st.st_uid)) takes --force only from root or its own user, not from uid \(me)"
+        guard me != 0, agentUID != me else { return nil }
+        return "the agent (uid \(agentUID)) takes --force only from root or its own user, not from uid \(me)"
     }
 }

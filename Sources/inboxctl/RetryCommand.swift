@@ -46,14 +46,16 @@ enum RetryCommand: InboxctlCommand {
     static func run(_ parsed: ParsedOptions) -> CInt {
         let all = parsed.flag("--all"), id = parsed.positionals.first, inbox = parsed.value("--inbox")
         let json = parsed.flag("--json")
-        guard let settings = parsed.agent.settings() else { return 1 }
-        guard let held = HeldFiles(state: settings.stateDirectory) else { return 1 }
-        guard let target = settings.openDropInbox(inbox) else { return 1 }
+        guard let resolved = parsed.agent.resolve() else { return 1 }
+        let settings = resolved.settings, hint = resolved.hint("inboxctl retry")
+        guard let held = HeldFiles(state: settings.stateDirectory, hint: hint) else { return 1 }
+        guard let target = settings.openDropInbox(inbox, hint: hint) else { return 1 }
         let files: [HeldFiles.Entry]
         if all {
             files = held.entries(in: held.failed)
             if files.isEmpty {
-                Inboxctl.write("inboxctl: nothing in \(held.failed?.path ?? StateDirectories.paths(of: settings.stateDirectory).failed)\n", to: 2)
+                Inboxctl.write("inboxctl: nothing in \(held.failed?.path ?? StateDirectories.paths(of: settings.stateDirectory).failed)\n"
+                               + hint, to: 2)
                 if json { Inboxctl.write(#"{"retried":[],"failed":[]}"# + "\n", to: 1) }
                 return 0
             }

@@ -54,7 +54,8 @@ enum SendCommand: InboxctlCommand {
                                          .value("--name"), .flag("--json")], agentOptions: true, positionals: .any)
 
     static func run(_ parsed: ParsedOptions) -> CInt {
-        guard let settings = parsed.agent.settings() else { return 1 }
+        guard let resolved = parsed.agent.resolve() else { return 1 }
+        let settings = resolved.settings
         var request = Request(sourceApp: parsed.value("--source-app"), annotation: parsed.value("--annotation"),
                               name: parsed.value("--name"))
         let files = parsed.positionals
@@ -73,7 +74,8 @@ enum SendCommand: InboxctlCommand {
                 request.streamName = streamName(for: identifier, in: database)
             }
         }
-        return deliver(files, request: request, inbox: parsed.value("--inbox"), settings: settings, json: parsed.flag("--json"))
+        return deliver(files, request: request, inbox: parsed.value("--inbox"), settings: settings, json: parsed.flag("--json"),
+                       hint: resolved.hint("inboxctl send"))
     }
 
     /// Sends each file in turn (after `admit` agrees, when given), printing its path in the Inbox; 1 if any failed,
@@ -81,8 +83,8 @@ enum SendCommand: InboxctlCommand {
     /// With `json`, the paths are not printed one by one: one document at the end lists each file's path in the
     /// Inbox (`sent`) or why it was not sent (`failed`; also said on stderr).
     static func deliver(_ files: [String], request: Request, inbox: String?, settings: AgentSettings, json: Bool = false,
-                        admit: (String) -> Bool = { _ in true }) -> CInt {
-        guard let directory = settings.openDropInbox(inbox) else { return 1 }
+                        hint: String = "", admit: (String) -> Bool = { _ in true }) -> CInt {
+        guard let directory = settings.openDropInbox(inbox, hint: hint) else { return 1 }
         Interruption.catchSignals()
         var status: CInt = 0
         var sent: [String] = [], failed: [String] = []

@@ -2,10 +2,11 @@ import InboxCore
 import InboxSystem
 
 /// `inboxctl status [--json]`: what the agent is doing, from the status file it keeps in its runtime directory.
+/// `inboxctl status FILE|ID`: what became of one of this user's files (`SenderView`).
 enum StatusCommand: InboxctlCommand {
     static let name = "status"
     static let summary = "Show what the agent is doing"
-    static let usage = "inboxctl status [--json] [--runtime-dir DIR] [agent options]"
+    static let usage = "inboxctl status [FILE|ID] [--json] [--runtime-dir DIR] [agent options]"
 
     static let help = """
         OVERVIEW: Show what the agent is doing.
@@ -16,7 +17,15 @@ enum StatusCommand: InboxctlCommand {
         with Landlock, content sniffing, and when the registrations were last loaded. Exits 1
         when the agent is not running.
 
+        With FILE or ID, what became of one of your own files: a name you sent (the path 'inboxctl
+        send' printed will do) or its delivery id, as 'inboxctl list --mine' lists them: queued,
+        waiting for a retry (and when the next attempt is due), running, done, failed, unhandled or
+        refused, with the reason. Exits 1 when no such file of yours is known.
+
         USAGE: \(usage)
+
+        ARGUMENTS:
+          <FILE|ID>               One of your files, by name or delivery id
 
         OPTIONS:
           --json                  Print the status file as the agent wrote it
@@ -25,16 +34,17 @@ enum StatusCommand: InboxctlCommand {
 
         """
 
-    static let options = CommandOptions([.flag("--json")], agentOptions: true, positionals: .none)
+    static let options = CommandOptions([.flag("--json")], agentOptions: true, positionals: .atMostOne)
 
     static func run(_ parsed: ParsedOptions) -> CInt {
-        guard let settings = parsed.agent.settings() else { return 1 }
-        let path = settings.runtimeDirectory + "/" + AgentStatus.fileName
+        guard let resolved = parsed.agent.resolve() else { return 1 }
+        if let query = parsed.positionals.first { return file(query, resolved, json: parsed.flag("--json")) }
+        let path = resolved.settings.runtimeDirectory + "/" + AgentStatus.fileName, hint = resolved.hint("inboxctl status")
         let bytes: [UInt8]
         switch readBounded(path, limit: 4 << 20) {
         case .success(let read): bytes = read
         case .failure(let error):
-            Inboxctl.write("inboxd is not running (no status file: \(path): \(error))\n", to: 2)
+            Inboxctl.write("inboxd is not running (no status file: \(path): \(error))\n" + hint, to: 2)
             return 1
         }
         let status: AgentStatus
@@ -46,7 +56,7 @@ enum StatusCommand: InboxctlCommand {
         }
         let pid = status.pid
         guard pid > 0, Signals.processExists(pid) else {
-            Inboxctl.write("inboxd (pid \(pid)) is not running; \(path) is left from it\n", to: 2)
+            Inboxctl.write("inboxd (pid \(pid)) is not running; \(path) is left from it\n" + hint, to: 2)
             return 1
         }
         if parsed.flag("--json") {
@@ -54,6 +64,32 @@ enum StatusCommand: InboxctlCommand {
             return 0
         }
         Inboxctl.write(render(status, now: WallClock.now), to: 1)
+        return 0
+    }
+
+    /// `status FILE|ID`: one of this user's files, each that the name or id matches.
+    static func file(_ query: String, _ resolved: AgentOptions.Resolved, json: Bool) -> CInt {
+        let command = "inboxctl status " + LogCommand.quoted(query)
+        guard let view = SenderView.read(resolved, command: command) else { return 1 }
+        let matches = view.files.filter { $0.matches(query) }
+        guard !matches.isEmpty else {
+            var message = "inboxctl: no file or delivery '\(query)' of yours is known (\(SenderView.whose(resolved)))"
+            // Still in a drop Inbox under that name: the agent has not taken it (yet), or left it there.
+            let name = query.split(separator: "/").last.map(String.init) ?? query
+            if let inbox = resolved.settings.inboxes.first(where: { inbox in
+                (try? Directory(searchOnly: inbox)).flatMap { try? $0.status(of: Array(name.utf8)) } != nil
+            }) {
+                message += "; \(inbox)/\(name) is in the Inbox, not taken by the agent (yet)"
+            }
+            Inboxctl.write(message + "\n" + resolved.hint(command), to: 2)
+            return 1
+        }
+        if json {
+            Inboxctl.write(SenderView.json(view, files: matches, instance: resolved.choice.instance), to: 1)
+            return 0
+        }
+        let now = WallClock.now
+        Inboxctl.write(matches.map { SenderView.detail($0, now: now) }.joined(separator: "\n"), to: 1)
         return 0
     }
 
@@ -79,12 +115,20 @@ enum StatusCommand: InboxctlCommand {
         let loadedAt = status.registrationsLoadedAtUSec
         lines.append(field("Registrations", "\(status.registrations), loaded \(timestamp(loadedAt)) "
                            + "(\(duration(now - loadedAt)) ago)"))
-        lines.append(field("Queue", "\(status.queued) waiting, \(status.inFlight.count) running"))
+        lines.append(field("Queue", "\(status.queued) waiting, \(status.inFlight.count) running"
+                           + (status.retrying.isEmpty ? "" : ", \(status.retrying.count) waiting for a retry")))
         if !status.inFlight.isEmpty {
             let rows = status.inFlight.map { run -> [String] in
                 [run.handler, run.file, duration(run.ageUSec + sinceWritten), String(run.attempt), String(run.pid)]
             }
             lines += table(header: ["HANDLER", "FILE", "RUNNING", "ATTEMPT", "PID"], rows: rows).map { "  " + $0 }
+        }
+        if !status.retrying.isEmpty {
+            let rows = status.retrying.map { waiting -> [String] in
+                [waiting.handler, waiting.file, String(waiting.attempt), nextAttempt(waiting.nextAttemptUSec, now: now),
+                 waiting.reason]
+            }
+            lines += table(header: ["HANDLER", "FILE", "ATTEMPT", "NEXT ATTEMPT", "REASON"], rows: rows).map { "  " + $0 }
         }
         if !status.instances.isEmpty {
             lines.append(field("Resident", "\(status.instances.count) instance\(status.instances.count == 1 ? "" : "s")"))
@@ -98,6 +142,11 @@ enum StatusCommand: InboxctlCommand {
         lines.append(field("unhandled/", String(status.unhandled)))
         lines.append(field("As of", "\(timestamp(written)) (\(duration(sinceWritten)) ago)"))
         return lines.joined(separator: "\n") + "\n"
+    }
+
+    /// "2026-11-30 17:30:12 UTC (in 4.2 s)", or "(due now)" once the time has passed.
+    static func nextAttempt(_ at: Int64, now: Int64) -> String {
+        timestamp(at) + (at > now ? " (in \(duration(at - now)))" : " (due now)")
     }
 
     private static func field(_ name: String, _ value: String) -> String {

@@ -204,6 +204,35 @@ check_user_drop() {
     }
 }
 
+# An ordinary user with no agent of their own: inboxctl finds the system instance by itself
+# (send without --inbox), tells the sender what became of their own file (list --mine,
+# status FILE), and refuses up front an override the system agent would refuse.
+sender_sees() { as sender inboxctl list --mine --json | grep -q "\"name\":\"$1\",\"state\":\"$2\""; }
+check_sender_view() {
+    local out
+    as sender sh -c 'cd && cp /srv/inboxd-tests/files/rgb.png view.png && inboxctl send view.png' >/dev/null || {
+        echo "    inboxctl send without --inbox failed"
+        return 1
+    }
+    wait_for 30 "view.png done in list --mine" sender_sees view.png done || {
+        as sender inboxctl list --mine 2>&1 | sed 's/^/    /'
+        return 1
+    }
+    out=$(as sender inboxctl status view.png 2>&1)
+    [[ $out == "view.png: done"* && $out == *"Handler:       com.example.image-viewer"* ]] || {
+        echo "    inboxctl status view.png:"
+        echo "$out" | sed 's/^/    /'
+        return 1
+    }
+    [[ $(as sender stat -c %a /run/inboxd/senders 2>&1) == 711 ]] || { echo "    /run/inboxd/senders is not 0711"; return 1; }
+    if out=$(as sender sh -c 'cd && inboxctl open --with com.example.profile-viewer --force view.png' 2>&1) ||
+        [[ $out != *"takes --force only from root or its own user"* ]]; then
+        echo "    open --force by an ordinary user was not refused up front:"
+        echo "$out" | sed 's/^/    /'
+        return 1
+    fi
+}
+
 # A root handler under the unit: ProtectSystem=strict makes /usr and /etc read-only, and
 # Landlock, applied by the agent, keeps it from the spool and state that the agent itself
 # may write; its Documents are its own.
@@ -641,6 +670,7 @@ run_checks() {
     check "systemd-analyze security inboxd, live" check_security || true
     check "registrations: packaged examples linked, test handlers" check_registrations || return 0
     check "a file an ordinary user drops reaches the example handlers" check_user_drop || true
+    check "a sender without an agent of their own sees their files (list --mine)" check_sender_view || true
     check "a root handler is confined by the unit and by Landlock" check_handler_sandbox || true
     check "systemctl reload: re-read in place, running again" check_reload || true
     check "Restart=on-failure: SIGKILL, restarted" check_restart_after_kill || true

@@ -10,10 +10,15 @@ struct AgentStatusTests {
         status.inboxes = ["/var/spool/inboxd/Inbox", "/srv/in \"box\""]
         status.missingInboxes = ["/srv/in \"box\""]
         status.stateDirectory = "/var/lib/inboxd"
+        status.handlerDirectories = ["/etc/inboxd/handlers.d", "/usr/lib/inboxd/handlers.d"]
         status.queued = 3
         status.inFlight = [AgentStatus.InFlight(handler: "com.example.viewer", file: "photo.png",
                                                 deliveryID: String(repeating: "ab", count: 16), attempt: 2, pid: 77,
                                                 ageUSec: 1_500_000)]
+        status.retrying = [AgentStatus.Retrying(handler: "com.example.editor", file: "later \"1\".txt",
+                                                deliveryID: String(repeating: "cd", count: 16), attempt: 1,
+                                                reason: "asked to retry (exit status 75)",
+                                                nextAttemptUSec: 1_764_000_061_000_000)]
         status.failed = 1
         status.unhandled = 2
         status.landlockABI = 7

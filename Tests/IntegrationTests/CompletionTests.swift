@@ -35,10 +35,13 @@ struct CompletionTests {
         #expect(try Self.complete(["inboxctl", "list", ""]) == ["failed", "unhandled"])
         #expect(try Self.complete(["inboxctl", "list", "un"]) == ["unhandled"])
         #expect(try Self.complete(["inboxctl", "list", "failed", "--j"]) == ["--json"])
+        #expect(try Self.complete(["inboxctl", "list", "--mi"]) == ["--mine"])
     }
 
     @Test func optionsOfTheSubcommand() throws {
         #expect(try Self.complete(["inboxctl", "status", "--js"]) == ["--json"])
+        #expect(try Self.complete(["inboxctl", "status", "--sy"]) == ["--system"])
+        #expect(try Self.complete(["inboxctl", "send", "--us"]) == ["--user"])
         let options = try Self.complete(["inboxctl", "types", "--"])
         #expect(options.contains("--tree") && options.contains("--handlers"), "\(options)")
     }
@@ -53,6 +56,9 @@ struct CompletionTests {
         #expect(handlers == ["test.completion.\(world.tag)"], "\(handlers)")
         let chosen = try Self.complete(["inboxctl", "open", "--handlers", world.handlers.path, "--with", "test.comp"])
         #expect(chosen == ["test.completion.\(world.tag)"], "\(chosen)")
+        // --system and --user take no value: the word after one is not taken for theirs.
+        let asked = try Self.complete(["inboxctl", "open", "--system", "--handlers", world.handlers.path, "--with", "test.comp"])
+        #expect(asked == ["test.completion.\(world.tag)"], "\(asked)")
         #expect(try Self.complete(["inboxctl", "open", "--fo"]) == ["--force"])
     }
 }

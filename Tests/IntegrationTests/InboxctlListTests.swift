@@ -69,13 +69,13 @@ struct InboxctlListTests {
         #expect(result.status == 2)
         #expect(result.stderr == """
             Error: unknown list 'faild'; expected failed or unhandled; did you mean 'failed'?
-            Usage: inboxctl list failed|unhandled [--json]
+            Usage: inboxctl list failed|unhandled|--mine [--json]
               See 'inboxctl help list'.
 
             """)
         let empty = try inboxctl(["list"])
         #expect(empty.status == 2)
-        #expect(empty.stderr.hasPrefix("Error: missing WHICH (failed or unhandled)\n"))
+        #expect(empty.stderr.hasPrefix("Error: missing WHICH (failed or unhandled) or --mine\n"))
     }
 
     @Test func versionIsTheAgentsVersion() throws {

@@ -38,6 +38,39 @@ struct InboxctlStatusTests {
         world.stop()
     }
 
+    @Test func aDeliveryWaitingForItsRetryIsListedWithItsNextAttempt() throws {
+        let world = try AgentHarness()
+        let handler = "test.retrying.\(world.tag)"
+        try world.register(handler, contentTypes: "public.plain-text", exit: 75)
+        try world.start(config: "[Agent]\nMaxAttempts=3\nRetryDelaySec=1h\n")
+        try world.drop("later.txt", contents: Array("again".utf8))
+        _ = try Journal.wait(for: ["_PID=\(world.pid)", "INBOX_EVENT=retry"])
+        var object: [String: Any] = [:]
+        try waitUntil("status.json lists the retry") {
+            let json = try status(world, ["--json"])
+            object = (try? JSONSerialization.jsonObject(with: Data(json.stdout.utf8)) as? [String: Any]) ?? [:]
+            return (object["retrying"] as? [[String: Any]])?.count == 1
+        }
+        let waiting = (object["retrying"] as? [[String: Any]])?.first
+        #expect(waiting?["handler"] as? String == handler)
+        #expect(waiting?["file"] as? String == "later.txt")
+        #expect(waiting?["attempt"] as? Int == 1)
+        #expect(waiting?["reason"] as? String == "asked to retry (exit status 75)")
+        let next = (waiting?["nextAttemptUSec"] as? Int).map { Double($0) / 1e6 } ?? 0
+        let now = Date().timeIntervalSince1970
+        #expect(next > now + 3000 && next < now + 3700, "next attempt at \(next), now \(now)")
+        #expect(object["queued"] as? Int == 0)
+
+        let shown = try status(world).stdout
+        #expect(shown.contains("Queue:          0 waiting, 0 running, 1 waiting for a retry"), "\(shown)")
+        #expect(shown.contains("  HANDLER"), "\(shown)")
+        #expect(shown.contains("NEXT ATTEMPT"), "\(shown)")
+        #expect(shown.contains("later.txt  1        "), "\(shown)")
+        #expect(shown.contains("(in 59 min "), "\(shown)")
+        #expect(shown.contains("asked to retry (exit status 75)"), "\(shown)")
+        world.stop()
+    }
+
     @Test func noAgentIsAFailure() throws {
         let world = try AgentHarness()
         let result = try status(world)
@@ -50,7 +83,7 @@ struct InboxctlStatusTests {
         #expect(result.status == 2)
         #expect(result.stderr == """
             Error: unknown option '--jsn'; did you mean '--json'?
-            Usage: inboxctl status [--json] [--runtime-dir DIR] [agent options]
+            Usage: inboxctl status [FILE|ID] [--json] [--runtime-dir DIR] [agent options]
               See 'inboxctl help status'.
 
             """)

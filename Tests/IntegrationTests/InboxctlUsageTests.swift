@@ -4,6 +4,8 @@ import Testing
 /// The help of `inboxctl types`, `info` and `handlers`, and usage errors across inboxctl's subcommands.
 @Suite struct InboxctlUsageTests {
     static let agentOptionsHelp = """
+          --system                The system instance (the default as root, or when yours is not running)
+          --user                  Your user instance (the default when it is running)
           --config FILE           The agent's configuration (default /etc/inboxd/inboxd.conf, a user's ~/.config/inboxd/inboxd.conf)
           --inbox DIR             A drop Inbox (repeatable; as the agent's --inbox)
           --handlers DIR          Registrations from DIR (repeatable; replaces the search path)
@@ -97,7 +99,8 @@ import Testing
         (["verify", "--handler", "x"], "unknown option '--handler'; did you mean '--handlers'?",
          "inboxctl verify [--handlers DIR]... [--json] [PATH...]", "verify"),
         (["verify", "--handlers"], "missing value for '--handlers'", "inboxctl verify [--handlers DIR]... [--json] [PATH...]", "verify"),
-        (["status", "stray"], "unexpected argument 'stray'", "inboxctl status [--json] [--runtime-dir DIR] [agent options]", "status"),
+        (["status", "one", "two"], "unexpected argument 'two'",
+         "inboxctl status [FILE|ID] [--json] [--runtime-dir DIR] [agent options]", "status"),
         (["discard", "--stat", "/tmp"], "unknown option '--stat'; did you mean '--state'?", "inboxctl discard ID [--json]", "discard"),
         (["retry", "a", "b"], "unexpected argument 'b'", "inboxctl retry ID|--all [--json]", "retry"),
         (["log", "--folow"], "unknown option '--folow'; did you mean '--follow'?",

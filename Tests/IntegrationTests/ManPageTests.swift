@@ -59,10 +59,11 @@ struct ManPageTests {
         let subcommands = HelpText(try run(Binaries.inboxctl.path, ["--help"]).stdout).rows(in: "SUBCOMMANDS")
         // The agent's options, as inboxctl's help prints them: documented once, under AGENT OPTIONS. A command that
         // declares one itself with another meaning (send's --inbox) prints another line, documented with the command.
-        let agentLines = Set(AgentOption.inboxctl.compactMap { option in option.inboxctlHelp.map(option.option.helpLine) })
+        let agentLines = Set(AgentOption.inboxctl.compactMap { option in option.inboxctlHelp.map(option.option.helpLine) }
+                             + AgentInstance.allCases.map { $0.option.helpLine($0.help) })
         let agentDocumented = page.tags(in: "AGENT OPTIONS")
-        for option in AgentOption.inboxctl {
-            #expect(agentDocumented.contains(option.name), "inboxctl.1, AGENT OPTIONS: \(option.name) is missing")
+        for option in AgentOption.inboxctl.map(\.name) + AgentInstance.allCases.map(\.flag) {
+            #expect(agentDocumented.contains(option), "inboxctl.1, AGENT OPTIONS: \(option) is missing")
         }
         for name in subcommands {
             let help = try run(Binaries.inboxctl.path, ["help", name])

@@ -41,6 +41,13 @@ public struct DeliveryQueue<Item: Queueable> {
         return item
     }
 
+    /// Calls `body` with every waiting item, in no particular order.
+    public func forEach(_ body: (Item) -> Void) {
+        for (handler, items) in queues {
+            for item in items[heads[handler, default: 0]...] { body(item) }
+        }
+    }
+
     /// Takes every waiting item of handlers for which `predicate` is true.
     public mutating func removeAll(where predicate: (String) -> Bool) -> [Item] {
         var removed: [Item] = []

@@ -24,6 +24,27 @@ public struct AgentStatus: Sendable, Hashable {
         }
     }
 
+    /// One delivery waiting for its retry: its last attempt failed and the next is due at `nextAttemptUSec`.
+    public struct Retrying: Sendable, Hashable {
+        public var handler: String
+        public var file: String
+        public var deliveryID: String
+        /// The attempt that failed.
+        public var attempt: Int
+        /// How it failed: "exited with status 75".
+        public var reason: String
+        public var nextAttemptUSec: Int64
+
+        public init(handler: String, file: String, deliveryID: String, attempt: Int, reason: String, nextAttemptUSec: Int64) {
+            self.handler = handler
+            self.file = file
+            self.deliveryID = deliveryID
+            self.attempt = attempt
+            self.reason = reason
+            self.nextAttemptUSec = nextAttemptUSec
+        }
+    }
+
     /// One running instance of a resident handler (Activation=resident).
     public struct Instance: Sendable, Hashable {
         public var handler: String
@@ -65,8 +86,12 @@ public struct AgentStatus: Sendable, Hashable {
     /// are back.
     public var missingInboxes: [String] = []
     public var stateDirectory: String = ""
+    /// The handlers.d search path the agent loads, first wins by file name.
+    public var handlerDirectories: [String] = []
     public var queued: Int = 0
     public var inFlight: [InFlight] = []
+    /// Deliveries waiting for a retry, the soonest first (neither queued nor in flight).
+    public var retrying: [Retrying] = []
     /// Resident handlers' instances, oldest first.
     public var instances: [Instance] = []
     public var failed: Int = 0
@@ -88,6 +113,11 @@ public struct AgentStatus: Sendable, Hashable {
                 + "\"deliveryID\":\(JSON.quote(run.deliveryID)),\"attempt\":\(run.attempt),"
                 + "\"pid\":\(run.pid),\"ageUSec\":\(run.ageUSec)}"
         }
+        let retrying = retrying.map { waiting in
+            "{\"handler\":\(JSON.quote(waiting.handler)),\"file\":\(JSON.quote(waiting.file)),"
+                + "\"deliveryID\":\(JSON.quote(waiting.deliveryID)),\"attempt\":\(waiting.attempt),"
+                + "\"reason\":\(JSON.quote(waiting.reason)),\"nextAttemptUSec\":\(waiting.nextAttemptUSec)}"
+        }
         let instances = instances.map { instance in
             "{\"handler\":\(JSON.quote(instance.handler)),\"pid\":\(instance.pid),\"inFlight\":\(instance.inFlight),"
                 + "\"served\":\(instance.served),\"ageUSec\":\(instance.ageUSec),\"stopping\":\(instance.stopping)}"
@@ -97,7 +127,9 @@ public struct AgentStatus: Sendable, Hashable {
             + "\"inboxes\":[\(inboxes.map(JSON.quote).joined(separator: ","))],"
             + "\"missingInboxes\":[\(missingInboxes.map(JSON.quote).joined(separator: ","))],"
             + "\"stateDirectory\":\(JSON.quote(stateDirectory)),"
+            + "\"handlerDirectories\":[\(handlerDirectories.map(JSON.quote).joined(separator: ","))],"
             + "\"queued\":\(queued),\"inFlight\":[\(inFlight.joined(separator: ","))],"
+            + "\"retrying\":[\(retrying.joined(separator: ","))],"
             + "\"instances\":[\(instances.joined(separator: ","))],"
             + "\"failed\":\(failed),\"unhandled\":\(unhandled),"
             + "\"landlock\":\(landlockABI > 0),\"landlockABI\":\(landlockABI),\"registrations\":\(registrations),"
@@ -120,11 +152,17 @@ public struct AgentStatus: Sendable, Hashable {
         status.inboxes = value["inboxes"]?.array?.compactMap(\.string) ?? []
         status.missingInboxes = value["missingInboxes"]?.array?.compactMap(\.string) ?? []
         status.stateDirectory = value["stateDirectory"]?.string ?? "?"
+        status.handlerDirectories = value["handlerDirectories"]?.array?.compactMap(\.string) ?? []
         status.queued = value["queued"]?.int ?? 0
         status.inFlight = (value["inFlight"]?.array ?? []).map { run in
             InFlight(handler: run["handler"]?.string ?? "?", file: run["file"]?.string ?? "?",
                      deliveryID: run["deliveryID"]?.string ?? "?", attempt: run["attempt"]?.int ?? 0,
                      pid: Int32(clamping: run["pid"]?.int ?? 0), ageUSec: Int64(run["ageUSec"]?.int ?? 0))
+        }
+        status.retrying = (value["retrying"]?.array ?? []).map { waiting in
+            Retrying(handler: waiting["handler"]?.string ?? "?", file: waiting["file"]?.string ?? "?",
+                     deliveryID: waiting["deliveryID"]?.string ?? "?", attempt: waiting["attempt"]?.int ?? 0,
+                     reason: waiting["reason"]?.string ?? "", nextAttemptUSec: Int64(waiting["nextAttemptUSec"]?.int ?? 0))
         }
         status.instances = (value["instances"]?.array ?? []).map { instance in
             Instance(handler: instance["handler"]?.string ?? "?", pid: Int32(clamping: instance["pid"]?.int ?? 0),

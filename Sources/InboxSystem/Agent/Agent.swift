@@ -87,6 +87,11 @@ public final class Agent {
             self.exitCode = EXIT_FAILURE
             self.beginDraining(reason: "no content sniffer")
         }
+        status.senders.live = { [unowned self] offset in self.dispatcher.senderFiles(wallClockOffset: offset) }
+        status.senders.changed = { [unowned self] in self.status.updateSoon() }
+        logger.observer = { [unowned self] event, message, fields in
+            self.status.senders.observe(event, message: message, fields: fields)
+        }
         status.line = { [unowned self] in self.statusLine() }
         status.snapshot = { [unowned self] now, wallClock in self.snapshot(now: now, wallClock: wallClock) }
     }
@@ -116,6 +121,8 @@ public final class Agent {
         phase = .running
         // What handlers of a crashed run still run goes before their files are delivered again.
         launcher.stopEarlierRun(uids: state.containerOwners())
+        // What earlier runs left aside is each sender's to see, before what this run does is recorded over it.
+        status.senders.recover(state)
         // Files already there, or left over from a previous run, are taken now that the watches exist.
         router.recoverContainers()
         router.redispatchUnhandled()
@@ -134,6 +141,7 @@ public final class Agent {
         let code = try loop.run()
         phase = .stopped
         sniffer?.stop()
+        logger.observer = nil
         status.removeFile()
         return code
     }
@@ -205,6 +213,7 @@ public final class Agent {
         let line = "Watching \(Self.inboxes(watcher.watchedCount)); "
             + (missing > 0 ? "\(Self.inboxes(missing)) missing; " : "")
             + "\(dispatcher.queuedCount) queued, \(dispatcher.runningCount) running"
+            + (dispatcher.retryingCount > 0 ? ", \(dispatcher.retryingCount) to retry" : "")
         return landlockABI == 0 ? line + "; no Landlock" : line
     }
 
@@ -215,8 +224,10 @@ public final class Agent {
         status.inboxes = settings.inboxes
         status.missingInboxes = watcher.missingInboxes
         status.stateDirectory = settings.stateDirectory
+        status.handlerDirectories = settings.handlerDirectories
         status.queued = dispatcher.queuedCount
         status.inFlight = dispatcher.inFlight(now: now)
+        status.retrying = dispatcher.retrying(now: now, wallClockUSec: wallClock)
         status.instances = launchers.resident.instances(now: now)
         status.failed = StateDirectories.visibleCount(state.failed)
         status.unhandled = StateDirectories.visibleCount(state.unhandled)

@@ -71,7 +71,8 @@ final class Dispatcher {
     /// Running deliveries that share a process (a resident instance, a batch): MaxConcurrent= and the agent's limit
     /// count processes, so these count against their handler's delivery capacity only.
     private var sharing: Set<String> = []
-    private var waiting: [String: (entry: Entry, timer: EventSource)] = [:]
+    /// Deliveries waiting for a retry: when it is due (the event loop's clock) and why the last attempt failed.
+    private var waiting: [String: (entry: Entry, timer: EventSource, due: Duration, reason: String)] = [:]
     private var nextSequence: UInt64 = 0
     private var draining = false
 
@@ -96,6 +97,7 @@ final class Dispatcher {
     }
 
     var queuedCount: Int { queue.count }
+    var retryingCount: Int { waiting.count }
     var runningCount: Int { running.count }
     var isIdle: Bool { running.isEmpty && queue.count == 0 }
     var isFull: Bool { queue.count >= limits.highWater }
@@ -317,7 +319,7 @@ final class Dispatcher {
             // The attempt that followed a cut-short one has ended: the next is an ordinary retry.
             var again = entry
             again.delivery.redelivered = false
-            waiting[delivery.id] = (again, timer)
+            waiting[delivery.id] = (again, timer, EventLoop.now() + delay, outcome.phrase)
         case .fail(let reason, let outcome):
             quarantine.fail(delivery, reason: reason, outcome: outcome, duration: duration, from: inbox)
         case .reportViolation(let change, let outcome):
@@ -384,12 +386,51 @@ final class Dispatcher {
         for run in running.values { perform(run.entry.lifecycle.stopRequested(signal), for: run.entry, attempt: run.attempt) }
     }
 
+    /// Every sender's files that are queued, running or waiting for a retry, by the sender's uid (a delivery whose
+    /// sender is not known is left out). `wallClockOffset` turns the event loop's clock into wall-clock time.
+    func senderFiles(wallClockOffset: Int64) -> [UInt32: [SenderStatus.File]] {
+        var files: [UInt32: [SenderStatus.File]] = [:]
+        func wall(_ time: Duration) -> Int64 { wallClockOffset + Int64(time.microseconds) }
+        for run in running.values {
+            let delivery = run.entry.delivery
+            guard let uid = delivery.sourceUID else { continue }
+            files[uid, default: []].append(.init(deliveryID: delivery.id, name: delivery.name, state: .running,
+                                                 handler: delivery.handler, attempt: delivery.attempt,
+                                                 sinceUSec: wall(run.started)))
+        }
+        for waited in waiting.values {
+            let delivery = waited.entry.delivery
+            guard let uid = delivery.sourceUID else { continue }
+            files[uid, default: []].append(.init(deliveryID: delivery.id, name: delivery.name, state: .retrying,
+                                                 handler: delivery.handler, reason: waited.reason,
+                                                 attempt: delivery.attempt, nextAttemptUSec: wall(waited.due)))
+        }
+        queue.forEach { entry in
+            let delivery = entry.delivery
+            guard let uid = delivery.sourceUID else { return }
+            files[uid, default: []].append(.init(deliveryID: delivery.id, name: delivery.name, state: .queued,
+                                                 handler: delivery.handler, attempt: delivery.attempt))
+        }
+        return files
+    }
+
     /// The running deliveries for the status file, oldest first.
     func inFlight(now: Duration) -> [AgentStatus.InFlight] {
         running.values.sorted { $0.started < $1.started }.map { run in
             AgentStatus.InFlight(handler: run.entry.handler, file: run.entry.delivery.name, deliveryID: run.entry.delivery.id,
                                  attempt: run.entry.delivery.attempt, pid: run.attempt.pid,
                                  ageUSec: Int64((now - run.started).microseconds))
+        }
+    }
+
+    /// The deliveries waiting for a retry for the status file, the soonest first: `wallClockUSec` is `now` as wall-clock
+    /// time, so each next attempt is given as a time a reader can compare with its own clock.
+    func retrying(now: Duration, wallClockUSec: Int64) -> [AgentStatus.Retrying] {
+        waiting.values.sorted { $0.due < $1.due }.map { waited in
+            let delivery = waited.entry.delivery
+            return AgentStatus.Retrying(handler: delivery.handler, file: delivery.name, deliveryID: delivery.id,
+                                        attempt: delivery.attempt, reason: waited.reason,
+                                        nextAttemptUSec: wallClockUSec + Int64((waited.due - now).microseconds))
         }
     }
 }

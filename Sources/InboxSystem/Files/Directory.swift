@@ -163,8 +163,9 @@ public final class Directory {
     /// Replaces (or creates) `name` with a file holding `bytes` with exactly `mode`, atomically: a reader sees the
     /// old file or the new one, never a part. The bytes go to a hidden temporary here (never through a link), which
     /// rename(2) puts over `name`; on failure it is removed and `name` is untouched. Not synced: after a crash the
-    /// old contents are as likely as the new.
-    public func writeFile(_ name: String, bytes: [UInt8], mode: mode_t) throws(SystemError) {
+    /// old contents are as likely as the new. With `owner`, the file is that uid's (and its group's) before it is put
+    /// in place.
+    public func writeFile(_ name: String, bytes: [UInt8], mode: mode_t, owner: uid_t? = nil) throws(SystemError) {
         let temporary = ".\(name).\(CurrentProcess.id).tmp"
         let file: FileDescriptor
         do {
@@ -179,6 +180,9 @@ public final class Directory {
         }
         // Exactly `mode`: the umask took bits from it, and a temporary left by a crash kept its own.
         do { try file.chmod(mode) } catch { throw fail("fchmod", error) }
+        if let owner {
+            do { try file.chown(uid: owner, gid: owner) } catch { throw fail("fchown", error) }
+        }
         if let error = file.write(all: bytes) { throw fail("write", error) }
         file.close()
         let renamed = withCName(Array(temporary.utf8)) { old in

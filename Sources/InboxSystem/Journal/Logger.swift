@@ -72,10 +72,15 @@ public final class Logger {
 
     public func isEnabled(_ priority: LogPriority) -> Bool { priority >= threshold }
 
+    /// Told of every entry about a file (`JournalEvent.isDeliveryEvent`) as it is written: the senders' view
+    /// (`SenderViews`) is made of these entries, so every outcome, wherever it is decided, reaches it.
+    public var observer: ((JournalEvent, _ message: String, JournalFields) -> Void)?
+
     /// Writes one entry. Field names are the journal's (`INBOX_FILE`, `CONFIG_LINE`, ...).
     public func log(_ priority: LogPriority, _ message: String, event: JournalEvent? = nil,
                     fields: KeyValuePairs<String, String?> = [:]) {
         guard isEnabled(priority) else { return }
+        if let observer, let event, event.isDeliveryEvent { observer(event, message, fields.map { ($0.key, $0.value) }) }
         write(priority, message, event: event, fields: fields)
     }
 
@@ -83,6 +88,7 @@ public final class Logger {
     public func log(_ priority: LogPriority, _ message: String, event: JournalEvent? = nil,
                     fields: [(key: String, value: String?)]) {
         guard isEnabled(priority) else { return }
+        if let observer, let event, event.isDeliveryEvent { observer(event, message, fields) }
         write(priority, message, event: event, fields: fields)
     }
 
