@@ -153,8 +153,6 @@ public final class Agent {
         guard phase == .running else { return }
         notifier.reloading()
         logger.log(.debug, "Reloading registrations (\(reason))")
-        // A journald restarted since the last load would leave handler output on dead streams.
-        logger.resetStreams()
         catalog = Self.loadCatalog(settings, state: state)
         catalog.report(to: logger)
         router.use(catalog)
