@@ -151,6 +151,43 @@ import Testing
         #expect(received.map { $0.fields["INBOX_DELIVERY_ID"] ?? [] } == [[], ["d1"], [], ["d2"]])
         #expect(received.allSatisfy { $0.fields["OBJECT_PID"] == ["77"] && $0.fields["SYSLOG_IDENTIFIER"] == ["test.resident"] })
     }
+
+    /// While journald pushes back the pipe cannot be read before a change, so what it holds cannot be told to be from
+    /// before or after: those lines name no delivery, rather than perhaps the wrong one, until a read empties the pipe.
+    @Test func linesReadAfterAChangeWhileTheJournalPushedBackNameNoDelivery() throws {
+        let journald = try StandInJournald()
+        let loop = try EventLoop()
+        let relay = try OutputRelay(loop: loop, logger: Logger(target: .stderr, threshold: .error), handler: "test.resident",
+                                    deliveryIDs: ["d0"], destination: .journal(try #require(journald.client())), limit: nil)
+        // Thirty lines: ten fill the stand-in's queue, the rest wait in the relay, which stops reading.
+        _ = relay.handlerEnd.write(all: Array(String(repeating: "a\n", count: 30).utf8))
+        relay.attribute(to: ["d1"])
+        // Written while d1 was held, read only after d9 is: neither can be told, so neither is named.
+        _ = relay.handlerEnd.write(all: Array("b\n".utf8))
+        relay.attribute(to: ["d9"])
+        _ = relay.handlerEnd.write(all: Array("c\n".utf8))
+        var received: [StandInJournald.Entry] = []
+        var timers: [EventSource] = []
+        func tick() {
+            received += journald.receive()
+            if received.count >= 32 {
+                // Read again once the pipe was found empty: the lines name the deliveries again.
+                relay.attribute(to: ["d2"])
+                _ = relay.handlerEnd.write(all: Array("d\n".utf8))
+                relay.handlerEnd.close()
+                relay.finish(fields: []) { _ in loop.exit(code: 0) }
+                return
+            }
+            timers.append(try! loop.addTimer(after: .milliseconds(5)) { tick() })
+        }
+        timers.append(try loop.addTimer(after: .milliseconds(5)) { tick() })
+        timers.append(try loop.addTimer(after: .seconds(20)) { loop.exit(code: 1) })
+        #expect(try loop.run() == 0)
+        received += journald.receive()
+        #expect(received.map { String(decoding: $0.message, as: UTF8.self) } == Array(repeating: "a", count: 30) + ["b", "c", "d"])
+        #expect(received.map { $0.fields["INBOX_DELIVERY_ID"] ?? [] }
+                == Array(repeating: ["d0"], count: 30) + [[], [], ["d2"]])
+    }
 }
 
 /// A message short enough for a failure's text: a run of one byte as "y×49152", else its bytes.
