@@ -188,6 +188,33 @@ import Testing
         #expect(received.map { $0.fields["INBOX_DELIVERY_ID"] ?? [] }
                 == Array(repeating: ["d0"], count: 30) + [[], [], ["d2"]])
     }
+
+    /// journald restarted (its socket is a new one): the next line connects again, and nothing is lost.
+    @Test func aRestartedJournaldIsConnectedToAgainForTheNextLine() throws {
+        let journald = try StandInJournald()
+        let loop = try EventLoop()
+        let logger = Logger(target: .journal, threshold: .error)
+        logger.handlerJournalPath = journald.path
+        let destination = logger.handlerOutput()
+        guard case .journal = destination else {
+            Issue.record("no connection to the stand-in")
+            return
+        }
+        let relay = try OutputRelay(loop: loop, logger: logger, handler: "test.restart", deliveryIDs: ["d1"],
+                                    destination: destination, limit: nil)
+        _ = relay.handlerEnd.write(all: Array("before\n".utf8))
+        relay.attribute(to: ["d1", "d2"])
+        #expect(journald.receive().map { String(decoding: $0.message, as: UTF8.self) } == ["before"])
+        try journald.restart()
+        _ = relay.handlerEnd.write(all: Array("after\n".utf8))
+        relay.handlerEnd.close()
+        var closed = false
+        relay.finish(fields: []) { _ in closed = true }
+        #expect(closed)
+        let after = journald.receive()
+        #expect(after.map { String(decoding: $0.message, as: UTF8.self) } == ["after"])
+        #expect(after.first?.fields["INBOX_DELIVERY_ID"] == ["d1", "d2"])
+    }
 }
 
 /// A message short enough for a failure's text: a run of one byte as "y×49152", else its bytes.
@@ -205,14 +232,18 @@ final class StandInJournald {
 
     let directory: URL
     let path: String
-    private let fd: CInt
+    private var fd: CInt
     var descriptor: FileDescriptor { FileDescriptor(rawValue: fd) }
 
     init() throws {
         directory = URL(fileURLWithPath: NSTemporaryDirectory()).appendingPathComponent("inboxd-journal-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         path = directory.appendingPathComponent("socket").path
-        fd = socket(AF_UNIX, Int32(SOCK_DGRAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue) | Int32(SOCK_NONBLOCK.rawValue), 0)
+        fd = try Self.bound(at: path)
+    }
+
+    private static func bound(at path: String) throws -> CInt {
+        let fd = socket(AF_UNIX, Int32(SOCK_DGRAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue) | Int32(SOCK_NONBLOCK.rawValue), 0)
         var address = sockaddr_un()
         address.sun_family = sa_family_t(AF_UNIX)
         let bytes = Array(path.utf8)
@@ -221,6 +252,7 @@ final class StandInJournald {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
         }
         guard fd >= 0, bound == 0 else { throw POSIXError(.EIO) }
+        return fd
     }
 
     deinit {
@@ -229,6 +261,13 @@ final class StandInJournald {
     }
 
     func client() -> HandlerJournal? { HandlerJournal(path: path) }
+
+    /// As journald restarting: the socket closed and another bound at the same path.
+    func restart() throws {
+        close(fd)
+        unlink(path)
+        fd = try Self.bound(at: path)
+    }
 
     /// Every datagram waiting, as entries.
     func receive() -> [Entry] {

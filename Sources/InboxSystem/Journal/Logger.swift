@@ -42,7 +42,9 @@ public final class Logger {
     public let standardError: StandardErrorKind
     /// journald's native socket for handlers' output, shared by their relays; replaced when journald restarts.
     private var handlerJournal: HandlerJournal?
-    private var lastJournalConnect: Duration?
+    private var lastFailedJournalConnect: Duration?
+    /// Where journald listens for handlers' output (a test's stand-in elsewhere).
+    var handlerJournalPath = LogTarget.journalSocket
     /// Set while journald does not take entries (stopped, restarting): they go to stderr, said once each way.
     private var journalDown = false
 
@@ -139,13 +141,14 @@ public final class Logger {
     }
 
     /// A new connection to journald in place of `failed` (journald restarted: it listens on a new socket), shared by
-    /// every relay; nil while it cannot be made (then output goes to stderr). Tried at most once a second.
+    /// every relay; nil while it cannot be made (then output goes to stderr). After a connection failed, the next is
+    /// tried a second later at the earliest.
     func handlerJournal(replacing failed: HandlerJournal?) -> HandlerJournal? {
         if let handlerJournal, handlerJournal !== failed { return handlerJournal }
         let now = EventLoop.now()
-        if let last = lastJournalConnect, now - last < .seconds(1) { return nil }
-        lastJournalConnect = now
-        handlerJournal = HandlerJournal()
+        if let last = lastFailedJournalConnect, now - last < .seconds(1) { return nil }
+        handlerJournal = HandlerJournal(path: handlerJournalPath)
+        lastFailedJournalConnect = handlerJournal == nil ? now : nil
         return handlerJournal
     }
 }
