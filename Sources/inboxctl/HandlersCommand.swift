@@ -132,6 +132,8 @@ enum HandlersCommand: InboxctlCommand {
         let path: String
         let error: String?
         let registration: HandlerRegistration?
+        /// What the registration loaded despite (`file:line: message`), in line order.
+        var warnings: [String] = []
     }
 
     static func entries(_ loaded: LoadedRegistrations) -> [Entry] {
@@ -141,8 +143,14 @@ enum HandlersCommand: InboxctlCommand {
             guard let suffix = suffixes.first(where: { name.hasSuffix($0) }) else { return name }
             return String(name.dropLast(suffix.count))
         }
-        var entries = loaded.registrations.map {
-            Entry(identifier: $0.identifier, state: "active", path: $0.path, error: nil, registration: $0)
+        func inFile(_ diagnostic: Diagnostic, _ path: String) -> Bool {
+            diagnostic.location.file == path || diagnostic.location.file.hasPrefix(path + "/")
+        }
+        let warnings = loaded.diagnostics.filter { $0.severity == .warning }
+        var entries = loaded.registrations.map { registration in
+            Entry(identifier: registration.identifier, state: "active", path: registration.path, error: nil,
+                  registration: registration, warnings: warnings.filter { inFile($0, registration.path) }
+                      .sorted { $0.location.line < $1.location.line }.map { "\($0.location): \($0.message)" })
         }
         entries += loaded.masked.map {
             Entry(identifier: stem($0), state: "masked", path: $0, error: nil, registration: nil)
@@ -166,6 +174,7 @@ enum HandlersCommand: InboxctlCommand {
         for entry in entries {
             text += entry.identifier.padding(to: width + 2) + entry.state.padding(to: 8) + entry.path + "\n"
             if let error = entry.error { text += "  error: \(error)\n" }
+            for warning in entry.warnings { text += "  warning: \(warning)\n" }
             for documentType in entry.registration?.documentTypes ?? [] {
                 text += "  \(documentType.name): \(documentType.contentTypes.joined(separator: " ")) "
                     + "(\(documentType.rank.name), \(documentType.role.name)\(documentType.isPackage ? ", package" : ""))\n"
@@ -193,6 +202,7 @@ enum HandlersCommand: InboxctlCommand {
                 ("state", JSON.quote(entry.state)),
                 ("path", JSON.quote(entry.path)),
                 ("error", entry.error.map(JSON.quote) ?? "null"),
+                ("warnings", JSONText.array(entry.warnings)),
                 ("documentTypes", "[" + documentTypes.joined(separator: ",") + "]"),
             ])
         }

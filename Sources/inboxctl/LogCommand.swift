@@ -11,8 +11,9 @@ enum LogCommand: InboxctlCommand {
     static let help = """
         OVERVIEW: Show the agent's journal entries for a handler, a file or a delivery.
 
-        Runs journalctl with the matching fields (printed first on stderr). With --handler alone,
-        the handler's own output (its identifier) is shown too. --file NAME matches INBOX_FILE
+        Runs journalctl with the matching fields (printed first on stderr). With --handler alone
+        or --delivery, the handler's own output is shown too (each line of it names the handler
+        and the delivery). --file NAME matches INBOX_FILE
         exactly, for NAME in each drop Inbox, failed/, unhandled/ and each handler's container
         Inbox (a renamed copy, NAME-2.EXT, has a name of its own); a NAME with a '/' is taken as
         a full path. The matches are exact and use the journal's index, unlike --grep. Words
@@ -66,7 +67,9 @@ enum LogCommand: InboxctlCommand {
             // -t adds its matches in a group of their own, ANDed with the others: an OR across fields needs '+'.
             command += ["SYSLOG_IDENTIFIER=inboxd", "INBOX_HANDLER=\(handler)", "+", "SYSLOG_IDENTIFIER=\(handler)"]
         } else {
-            command += ["-t", "inboxd"]
+            // A delivery's id is on the handler's own lines too (its output names the delivery): no -t, so that they
+            // are shown with the agent's.
+            if delivery == nil { command += ["-t", "inboxd"] }
             if let handler { command.append("INBOX_HANDLER=\(handler)") }
             if let delivery { command.append("INBOX_DELIVERY_ID=\(delivery.lowercased())") }
             if let file {

@@ -5,21 +5,24 @@ import InboxSystem
 enum VerifyCommand: InboxctlCommand {
     static let name = "verify"
     static let summary = "Check registration and configuration files"
-    static let usage = "inboxctl verify [--handlers DIR]... [--json] [PATH...]"
+    static let usage = "inboxctl verify [--handlers DIR]... [--strict] [--json] [PATH...]"
 
     static let help = """
         OVERVIEW: Check registration files and configuration files without the agent.
 
         Each problem is printed as 'file:line: message' (a binary plist has no lines: 'file:
-        key path: message'); the exit status is 1 when any file has an error. A PATH may be a
-        registration (*.handler, an Info.plist *.plist, or a bundle NAME.app or NAME.bundle), a
-        directory of them, defaults.conf or inboxd.conf. With no PATH, the handlers.d search path is checked (or the --handlers
-        directories).
+        key path: message'), then, when no file has an error, one line: 'N registrations, M
+        warnings'. The exit status is 1 when any file has an error, or with --strict a warning
+        (an unknown key, a content type no type declares: what the agent loads anyway). A PATH
+        may be a registration (*.handler, an Info.plist *.plist, or a bundle NAME.app or
+        NAME.bundle), a directory of them, defaults.conf or inboxd.conf. With no PATH, the
+        handlers.d search path is checked (or the --handlers directories).
 
         USAGE: \(usage)
 
         OPTIONS:
           --handlers DIR          Check the registrations in DIR (repeatable)
+          --strict                Fail on warnings too (for CI and configuration management)
           --json                  Print one JSON document: every problem, with its file and line
           -h, --help              Show help information
 
@@ -28,10 +31,25 @@ enum VerifyCommand: InboxctlCommand {
     /// The host's MIME database, so that a misspelt MIME type in ContentTypes= is noticed as the agent would.
     static var hostMIME: MIMEDatabase { MIMEDatabaseLoader.load(directories: MIMEDatabaseLoader.defaultDirectories()).database }
 
-    static let options = CommandOptions([.value("--handlers"), .flag("--json")], agentOptions: false, positionals: .any)
+    static let options = CommandOptions([.value("--handlers"), .flag("--strict"), .flag("--json")], agentOptions: false,
+                                        positionals: .any)
+
+    /// What was checked: the problems found, and how many registrations (that load) and configuration files.
+    struct Checked {
+        var diagnostics: [Diagnostic] = []
+        var registrations = 0
+        var configurationFiles = 0
+
+        static func += (left: inout Checked, right: Checked) {
+            left.diagnostics += right.diagnostics
+            left.registrations += right.registrations
+            left.configurationFiles += right.configurationFiles
+        }
+    }
 
     static func run(_ parsed: ParsedOptions) -> CInt {
         let paths = parsed.positionals, directories = parsed.values("--handlers")
+        let strict = parsed.flag("--strict"), json = parsed.flag("--json")
         if paths.isEmpty {
             // The search path of the instance inboxctl runs as: a user's own handlers.d comes first, as for their agent.
             let defaults = AgentSettings.defaults(environment: CurrentProcess.environmentVariables,
@@ -39,25 +57,27 @@ enum VerifyCommand: InboxctlCommand {
             let searchPath = directories.isEmpty ? defaults : directories
             let loaded = RegistrationLoader.load(directories: searchPath, mime: hostMIME)
             let missing = RegistrationLoader.missingDirectoryWarnings(loaded, defaults: defaults)
-            return report(missing + loaded.diagnostics, checked: "the handlers.d search path", json: parsed.flag("--json"))
+            let checked = Checked(diagnostics: missing + loaded.diagnostics, registrations: loaded.registrations.count)
+            return report(checked, checked: "the handlers.d search path", strict: strict, json: json)
         }
-        var diagnostics: [Diagnostic] = []
+        var checked = Checked()
         for path in paths {
-            diagnostics += check(path)
+            checked += check(path)
         }
-        return report(diagnostics, checked: paths.count == 1 ? paths[0] : "\(paths.count) paths", json: parsed.flag("--json"))
+        return report(checked, checked: paths.count == 1 ? paths[0] : "\(paths.count) paths", strict: strict, json: json)
     }
 
-    static func check(_ path: String) -> [Diagnostic] {
+    static func check(_ path: String) -> Checked {
         let name = lastPathComponent(path)
         let isBundle = RegistrationBundle.isBundleName(name) && RegistrationBundle.isDirectory(path)
         if !isBundle, let st = try? FileSystem.status(path), EntryKind(mode: st.st_mode) == .directory {
-            return RegistrationLoader.load(directories: [path], mime: hostMIME).diagnostics
+            let loaded = RegistrationLoader.load(directories: [path], mime: hostMIME)
+            return Checked(diagnostics: loaded.diagnostics, registrations: loaded.registrations.count)
         }
         if isBundle || RegistrationLoader.suffixes.contains(where: { name.hasSuffix($0) }) {
             let parsed: RegistrationFile
             switch RegistrationLoader.parse(path) {
-            case .failure(let diagnostic): return [diagnostic]
+            case .failure(let diagnostic): return Checked(diagnostics: [diagnostic])
             case .success(let file): parsed = file
             }
             let declarations = (parsed.registration?.exportedTypes ?? []) + (parsed.registration?.importedTypes ?? [])
@@ -68,35 +88,80 @@ enum VerifyCommand: InboxctlCommand {
             var registrations = parsed.registration.map { [$0] } ?? []
             let claims = ClaimResolver.resolve(&registrations, database: database,
                                                alreadyReported: parsed.typeReferences.unknownIdentifiers(in: database)).diagnostics
-            return parsed.diagnostics + typeDiagnostics + unknown + claims + (program.map { [$0] } ?? [])
+            let diagnostics = parsed.diagnostics + typeDiagnostics + unknown + claims + (program.map { [$0] } ?? [])
+            let loads = parsed.registration != nil && program == nil && !diagnostics.contains(where: \.isError)
+            return Checked(diagnostics: diagnostics, registrations: loads ? 1 : 0)
         }
+        let diagnostics: [Diagnostic]
         switch readBounded(path, limit: RegistrationParser.maximumSize) {
         case .failure(let error):
-            return [Diagnostic(.error, at: SourceLocation(file: path, line: 1), error.description)]
+            return Checked(diagnostics: [Diagnostic(.error, at: SourceLocation(file: path, line: 1), error.description)])
         case .success(let bytes):
-            if name == "defaults.conf" { return ConfigurationParser.parseDefaults(bytes, path: path).diagnostics }
-            if name.hasSuffix(".conf") { return ConfigurationParser.parseAgent(bytes, path: path).diagnostics }
-            return [Diagnostic(.error, at: SourceLocation(file: path, line: 1),
-                               "not a registration (*.handler, *.plist), defaults.conf or inboxd.conf")]
+            if name == "defaults.conf" {
+                diagnostics = ConfigurationParser.parseDefaults(bytes, path: path).diagnostics
+            } else if name.hasSuffix(".conf") {
+                diagnostics = ConfigurationParser.parseAgent(bytes, path: path).diagnostics
+            } else {
+                return Checked(diagnostics: [Diagnostic(.error, at: SourceLocation(file: path, line: 1),
+                                                        "not a registration (*.handler, *.plist), defaults.conf or inboxd.conf")])
+            }
         }
+        return Checked(diagnostics: diagnostics, configurationFiles: 1)
     }
 
-    static func report(_ diagnostics: [Diagnostic], checked: String, json: Bool) -> CInt {
+    /// Prints the problems, each file's in line order, then one line: the count of problems that fail (on stderr) or
+    /// what was checked (on stdout). Warnings fail only with `strict`; notices never do.
+    static func report(_ checked: Checked, checked what: String, strict: Bool, json: Bool) -> CInt {
+        let diagnostics = inLineOrder(checked.diagnostics)
         let errors = diagnostics.filter { $0.severity == .error }.count
+        let warnings = diagnostics.filter { $0.severity == .warning }.count
+        let notices = diagnostics.count - errors - warnings
+        let failed = errors > 0 || (strict && warnings > 0)
         if json {
             Inboxctl.write(JSONText.object([
-                ("checked", JSON.quote(checked)), ("errors", String(errors)),
-                ("warnings", String(diagnostics.count - errors)),
+                ("checked", JSON.quote(what)), ("registrations", String(checked.registrations)),
+                ("errors", String(errors)), ("warnings", String(warnings)), ("notices", String(notices)),
+                ("strict", String(strict)),
                 ("diagnostics", "[" + diagnostics.map(jsonObject).joined(separator: ",") + "]"),
             ]) + "\n", to: 1)
-            return errors > 0 ? 1 : 0
+            return failed ? 1 : 0
         }
         for diagnostic in diagnostics { Inboxctl.write(diagnostic.description + "\n", to: 1) }
         if errors > 0 {
-            Inboxctl.write("\(checked): \(errors) error(s)\n", to: 2)
+            Inboxctl.write("\(what): \(errors) error(s)\n", to: 2)
             return 1
         }
+        if failed {
+            Inboxctl.write("\(what): \(counted(warnings, "warning")), which fail under --strict\n", to: 2)
+            return 1
+        }
+        var summary: [String] = []
+        if checked.registrations > 0 || checked.configurationFiles == 0 {
+            summary.append(counted(checked.registrations, "registration"))
+        }
+        if checked.configurationFiles > 0 { summary.append(counted(checked.configurationFiles, "configuration file")) }
+        summary.append(counted(warnings, "warning"))
+        if notices > 0 { summary.append(counted(notices, "notice")) }
+        Inboxctl.write(summary.joined(separator: ", ") + "\n", to: 1)
         return 0
+    }
+
+    /// "1 warning", "2 warnings".
+    static func counted(_ count: Int, _ noun: String) -> String { "\(count) \(noun)\(count == 1 ? "" : "s")" }
+
+    /// Each file's problems by line, files in the order they were checked (each check reports its own kinds in turn:
+    /// the parser's, then the types', then the claims').
+    static func inLineOrder(_ diagnostics: [Diagnostic]) -> [Diagnostic] {
+        var order: [String: Int] = [:]
+        for diagnostic in diagnostics where order[diagnostic.location.file] == nil {
+            order[diagnostic.location.file] = order.count
+        }
+        return diagnostics.enumerated().sorted { a, b in
+            let (fileA, fileB) = (order[a.element.location.file]!, order[b.element.location.file]!)
+            if fileA != fileB { return fileA < fileB }
+            if a.element.location.line != b.element.location.line { return a.element.location.line < b.element.location.line }
+            return a.offset < b.offset
+        }.map(\.element)
     }
 
     /// One diagnostic: where (a line, or for a binary plist the key path), how bad, what, and the line as printed.

@@ -150,7 +150,7 @@ struct InboxctlSendTests {
         #expect(log.status == 2)
         let entries = try run(Binaries.inboxctl.path, ["log", "--delivery", bID])
         #expect(entries.status == 0)
-        #expect(entries.stderr == "journalctl -t inboxd INBOX_DELIVERY_ID=\(bID)\n")
+        #expect(entries.stderr == "journalctl INBOX_DELIVERY_ID=\(bID)\n")
         #expect(entries.stdout.contains("b.txt"))
         #expect(entries.stdout.contains(handler))
         #expect(!entries.stdout.contains("a.txt"))
@@ -354,8 +354,9 @@ struct InboxctlSendTests {
         "log": """
             OVERVIEW: Show the agent's journal entries for a handler, a file or a delivery.
 
-            Runs journalctl with the matching fields (printed first on stderr). With --handler alone,
-            the handler's own output (its identifier) is shown too. --file NAME matches INBOX_FILE
+            Runs journalctl with the matching fields (printed first on stderr). With --handler alone
+            or --delivery, the handler's own output is shown too (each line of it names the handler
+            and the delivery). --file NAME matches INBOX_FILE
             exactly, for NAME in each drop Inbox, failed/, unhandled/ and each handler's container
             Inbox (a renamed copy, NAME-2.EXT, has a name of its own); a NAME with a '/' is taken as
             a full path. The matches are exact and use the journal's index, unlike --grep. Words

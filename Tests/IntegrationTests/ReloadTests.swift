@@ -23,6 +23,41 @@ struct ReloadTests {
         #expect(try world.waitForEvents("finished").first?[field: "INBOX_HANDLER"] == handler)
     }
 
+    /// defaults.conf is watched as handlers.d is: an editor's save (a new file renamed over it), its removal and a new
+    /// one written in place each reload, and the next file goes where the new preferences say.
+    @Test func editingDefaultsConfTakesEffectWithoutReload() throws {
+        let world = try AgentHarness()
+        let first = "test.a-pref.\(world.tag)", second = "test.b-pref.\(world.tag)"
+        try world.register(first, contentTypes: "public.plain-text")
+        try world.register(second, contentTypes: "public.plain-text")
+        try world.start()
+        let defaults = world.root.appendingPathComponent("defaults.conf")
+        var delivered = 0
+        func deliver(_ name: String) throws -> String? {
+            try world.drop(name, contents: Array("x".utf8))
+            delivered += 1
+            return try world.waitForEvents("finished", count: delivered).last?[field: "INBOX_HANDLER"]
+        }
+        #expect(try deliver("tie.txt") == first)
+
+        // An editor's save: the new text in a temporary file, renamed over the name.
+        let temporary = world.root.appendingPathComponent(".defaults.conf.swp")
+        try "[Defaults]\npublic.plain-text=\(second)\n".write(to: temporary, atomically: false, encoding: .utf8)
+        #expect(rename(temporary.path, defaults.path) == 0)
+        try world.waitForRegistrationLoads(2)
+        #expect(try deliver("preferred.txt") == second)
+
+        // Gone: the tie is back.
+        try FileManager.default.removeItem(at: defaults)
+        try world.waitForRegistrationLoads(3)
+        #expect(try deliver("removed.txt") == first)
+
+        // Written in place where there was none.
+        #expect(FileManager.default.createFile(atPath: defaults.path, contents: Data("[Defaults]\npublic.plain-text=\(second)\n".utf8)))
+        try world.waitForRegistrationLoads(4)
+        #expect(try deliver("created.txt") == second)
+    }
+
     @Test func editingARegistrationInPlaceTakesEffectWithoutRestart() throws {
         let world = try AgentHarness()
         let handler = "test.edited.\(world.tag)"

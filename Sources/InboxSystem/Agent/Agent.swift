@@ -116,7 +116,8 @@ public final class Agent {
         }
         try watcher.start()
         catalog.report(to: logger)
-        watcher.watch(handlerDirectories: settings.handlerDirectories + catalog.loaded.bundleDirectories)
+        watcher.watch(handlerDirectories: settings.handlerDirectories + catalog.loaded.bundleDirectories,
+                      preferences: settings.defaultsFile)
         try watcher.watchInboxes(asRoot: CurrentProcess.isRoot)
         phase = .running
         // What handlers of a crashed run still run goes before their files are delivered again.
@@ -148,12 +149,13 @@ public final class Agent {
 
     // MARK: Reloading
 
-    /// A change in handlers.d reloads after a short pause, so an editor's save (write, rename, chmod) is one reload.
+    /// A change in handlers.d or of defaults.conf reloads after a short pause, so an editor's save (write, rename,
+    /// chmod) is one reload.
     private func scheduleReload() {
         guard reloadTimer == nil else { return }
         reloadTimer = try? loop.addTimer(after: .milliseconds(100), accuracy: .milliseconds(10)) { [unowned self] in
             self.reloadTimer = nil
-            self.reload(reason: "handlers.d changed")
+            self.reload(reason: "handlers.d or defaults.conf changed")
         }
     }
 
@@ -163,13 +165,12 @@ public final class Agent {
         guard phase == .running else { return }
         notifier.reloading()
         logger.log(.debug, "Reloading registrations (\(reason))")
-        // A journald restarted since the last load would leave handler output on dead streams.
-        logger.resetStreams()
         catalog = Self.loadCatalog(settings, state: state)
         catalog.report(to: logger)
         router.use(catalog)
         dispatcher.use(catalog)
-        watcher.watch(handlerDirectories: settings.handlerDirectories + catalog.loaded.bundleDirectories)
+        watcher.watch(handlerDirectories: settings.handlerDirectories + catalog.loaded.bundleDirectories,
+                      preferences: settings.defaultsFile)
         router.redispatchUnhandled()
         notifier.ready(status: statusLine())
         dispatcher.launchReady()

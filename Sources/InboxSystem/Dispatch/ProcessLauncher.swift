@@ -117,7 +117,8 @@ final class ProcessLauncher: Launcher {
         let delivery = deliveries[0]
         let single = deliveries.count == 1 && !registration.exec.takesFileList
         let stdinDocument = single ? delivery.stdinDocument() : Delivery.batchDocument(deliveries)
-        let spawned = spawnHandler(registration, container: container, stdin: stdinDocument) { identity, stdin, output in
+        let spawned = spawnHandler(registration, container: container, stdin: stdinDocument,
+                                   deliveryIDs: deliveries.map(\.id)) { identity, stdin, output in
             if single {
                 return SpawnRequest(handler: registration, delivery: delivery, tmp: container.tmp, identity: identity,
                                     standardInput: stdin, output: output)
@@ -185,10 +186,11 @@ final class ProcessLauncher: Launcher {
 
     /// The one way a handler process is started, for a file, a batch or a resident instance: its identity, its
     /// Landlock ruleset (or the refusal when one is required and missing), its Documents/ as working directory, its
-    /// stdout and stderr into a new `OutputRelay`, `stdin` as a sealed memory file, and death with the agent. `request`
-    /// makes the rest of the request from the identity and the two descriptors. The child source is the caller's.
+    /// stdout and stderr into a new `OutputRelay` (its lines naming `deliveryIDs` and the process), `stdin` as a sealed
+    /// memory file, and death with the agent. `request` makes the rest of the request from the identity and the two
+    /// descriptors. The child source is the caller's.
     func spawnHandler(_ registration: HandlerRegistration, container: Container, stdin stdinDocument: [UInt8],
-                      request makeRequest: (Identity?, FileDescriptor, FileDescriptor) -> SpawnRequest)
+                      deliveryIDs: [String], request makeRequest: (Identity?, FileDescriptor, FileDescriptor) -> SpawnRequest)
         -> Result<SpawnedHandler, SpawnFailure> {
         var identity: Identity?
         switch catalog.identities[registration.identifier] {
@@ -209,8 +211,8 @@ final class ProcessLauncher: Launcher {
         }
         let output: OutputRelay
         do {
-            output = try OutputRelay(loop: loop, logger: logger, stream: logger.outputStream(for: registration.identifier),
-                                     limit: registration.outputLimit)
+            output = try OutputRelay(loop: loop, logger: logger, handler: registration.identifier, deliveryIDs: deliveryIDs,
+                                     destination: logger.handlerOutput(), limit: registration.outputLimit)
         } catch {
             return .failure(.failed("\(error)"))
         }
@@ -235,6 +237,7 @@ final class ProcessLauncher: Launcher {
         }
         // The event loop watches the child through a pidfd of its own; ours is not needed.
         process.pidfd.close()
+        output.attribute(pid: process.pid)
         return .success(SpawnedHandler(process: process, output: output, sandboxed: ruleset != nil))
     }
 

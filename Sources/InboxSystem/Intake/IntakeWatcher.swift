@@ -1,6 +1,7 @@
 import InboxCore
 
-/// Watches the drop Inboxes and the handlers.d directories, and turns what arrives into `Arrival` values.
+/// Watches the drop Inboxes, the handlers.d directories and defaults.conf, and turns what arrives into `Arrival`
+/// values.
 ///
 /// It owns the inotify descriptor and its watches, the queue of names seen but not yet looked at, and the pump that
 /// works through that queue a batch per event-loop iteration (so handler exits are never kept waiting behind a burst).
@@ -23,6 +24,8 @@ final class IntakeWatcher {
     private let missingRetryInterval = Duration.seconds(5)
     private var inboxes: InboxWatches
     private var handlerWatches: Set<CInt> = []
+    /// defaults.conf's directory, and its name there: only events for that name are a change of the preferences.
+    private var preferencesWatch: (watch: CInt, name: [UInt8])?
     private var missingTimer: EventSource?
     private var mountWatch: MountWatch?
     private var pendingNames = NameQueue<Directory>()
@@ -32,7 +35,7 @@ final class IntakeWatcher {
 
     /// Each arrival, opened and checked; the file is closed when the call returns.
     var arrived: (Arrival) -> Void = { _ in }
-    /// A handlers.d directory changed.
+    /// A handlers.d directory or defaults.conf changed.
     var handlersChanged: () -> Void = {}
     /// Whether the dispatcher has room for more (backpressure).
     var hasRoom: () -> Bool = { true }
@@ -49,7 +52,9 @@ final class IntakeWatcher {
         self.quarantine = quarantine
         inotify = try Inotify()
         inboxes = InboxWatches(paths: paths, inotify: inotify, logger: logger)
-        inboxes.isShared = { [unowned self] watch in self.handlerWatches.contains(watch) }
+        inboxes.isShared = { [unowned self] watch in
+            self.handlerWatches.contains(watch) || self.preferencesWatch?.watch == watch
+        }
     }
 
     var pendingCount: Int { pendingNames.count }
@@ -76,8 +81,10 @@ final class IntakeWatcher {
         armMissingTimer()
     }
 
-    /// Watches each existing handlers.d directory again (after a reload, one may have appeared or gone).
-    func watch(handlerDirectories paths: [String]) {
+    /// Watches each existing handlers.d directory again (after a reload, one may have appeared or gone), and the
+    /// directory of `preferences` (defaults.conf) for that name, so that an edit (in place, or an editor's new file
+    /// renamed over it), a new file and a removed one are each seen.
+    func watch(handlerDirectories paths: [String], preferences: String?) {
         // The new watches first, the old ones not among them removed after: a directory watched before keeps its
         // watch (inotify_add_watch returns the same one), so a change queued under it while the registrations are
         // reloaded is still seen and reloads them again, instead of being dropped with a removed watch.
@@ -91,8 +98,24 @@ final class IntakeWatcher {
                 logger.log(.warning, "Cannot watch \(path) for registration changes: \(error)")
             } catch {}
         }
-        for watch in handlerWatches.subtracting(watches) { inotify.removeWatch(watch) }
+        watchPreferences(preferences)
+        for watch in handlerWatches.subtracting(watches) where watch != preferencesWatch?.watch { inotify.removeWatch(watch) }
         handlerWatches = watches
+    }
+
+    /// The directory of defaults.conf, watched for its name; added to whatever else watches that directory (an Inbox's
+    /// parent, say: one inode has one watch). A directory that does not exist yet is looked for again at each reload.
+    private func watchPreferences(_ path: String?) {
+        guard let path, let slash = path.utf8.lastIndex(of: UInt8(ascii: "/")) else { return }
+        let directory = slash == path.utf8.startIndex ? "/" : String(path[..<slash])
+        let name = Array(path.utf8[path.utf8.index(after: slash)...])
+        do {
+            let watch = try inotify.addWatch(directory, mask: [.closeWrite, .movedTo, .movedFrom, .create, .delete,
+                                                                .attrib, .maskAdd])
+            preferencesWatch = (watch, name)
+        } catch where error.errno != .noSuchFile && error.errno != .notDirectory {
+            logger.log(.warning, "Cannot watch \(directory) for changes of \(path): \(error)")
+        } catch {}
     }
 
     /// No more intake: drop Inboxes keep what arrives for the next start.
@@ -122,6 +145,9 @@ final class IntakeWatcher {
             }
             // One inode has one watch: a handlers.d directory may also be a missing Inbox's parent.
             if handlerWatches.contains(event.watch) { handlersChanged = true }
+            if let preferences = preferencesWatch, event.watch == preferences.watch, event.name == preferences.name {
+                handlersChanged = true
+            }
             switch inboxes.handle(event) {
             case .notOurs, .nothing:
                 break

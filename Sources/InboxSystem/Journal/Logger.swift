@@ -40,7 +40,11 @@ public final class Logger {
     public let identifier: String
     /// What fd 2 is: when it is the journal stream, whatever is said on stderr is in the journal already.
     public let standardError: StandardErrorKind
-    private var streams: [String: HandlerOutputStream] = [:]
+    /// journald's native socket for handlers' output, shared by their relays; replaced when journald restarts.
+    private var handlerJournal: HandlerJournal?
+    private var lastFailedJournalConnect: Duration?
+    /// Where journald listens for handlers' output (a test's stand-in elsewhere).
+    var handlerJournalPath = LogTarget.journalSocket
     /// Set while journald does not take entries (stopped, restarting): they go to stderr, said once each way.
     private var journalDown = false
 
@@ -134,45 +138,25 @@ public final class Logger {
         FileDescriptor.standardError.write(all: line)
     }
 
-    /// Where a handler's stdout and stderr go (an `OutputRelay` writes them there): a journal stream under the
-    /// handler's identifier, shared by all its runs and non-blocking (the agent must never wait for journald), or
-    /// the agent's own stderr without a journal. Each relay holds on to the stream it was given, so a reset (after
-    /// a journald restart) never closes one still being written.
-    public func outputStream(for handler: String) -> HandlerOutputStream {
-        if let stream = streams[handler] { return stream }
-        if target == .journal {
-            let result = sys_sd_journal_stream_fd(handler, CInt(LogPriority.info.rawValue), 0)
-            if result >= 0 {
-                let fd = FileDescriptor(rawValue: result)
-                // sd_journal_stream_fd(3) makes it without FD_CLOEXEC; handlers never get it (they write to a pipe).
-                try? fd.setCloseOnExec()
-                try? fd.setNonBlocking()
-                let stream = HandlerOutputStream(fd, owned: true)
-                streams[handler] = stream
-                return stream
-            }
-        }
-        return HandlerOutputStream(.standardError, owned: false)
+    /// Where a handler's stdout and stderr go (an `OutputRelay` writes them there): journald's native socket, one
+    /// entry per line (`HandlerJournal`), or the agent's own stderr without a journal.
+    func handlerOutput() -> OutputRelay.Destination {
+        guard target == .journal else { return .stream(.standardError) }
+        if let handlerJournal { return .journal(handlerJournal) }
+        return handlerJournal(replacing: nil).map { .journal($0) } ?? .stream(.standardError)
     }
 
-    /// Drops the cached streams, e.g. after journald restarted and the socket broke; each is closed once the
-    /// relays still writing to it are done.
-    public func resetStreams() {
-        streams.removeAll()
+    /// A new connection to journald in place of `failed` (journald restarted: it listens on a new socket), shared by
+    /// every relay; nil while it cannot be made (then output goes to stderr). After a connection failed, the next is
+    /// tried a second later at the earliest.
+    func handlerJournal(replacing failed: HandlerJournal?) -> HandlerJournal? {
+        if let handlerJournal, handlerJournal !== failed { return handlerJournal }
+        let now = EventLoop.now()
+        if let last = lastFailedJournalConnect, now - last < .seconds(1) { return nil }
+        handlerJournal = HandlerJournal(path: handlerJournalPath)
+        lastFailedJournalConnect = handlerJournal == nil ? now : nil
+        return handlerJournal
     }
-}
-
-/// A handler's journal stream (or the agent's stderr), closed when the logger and every relay using it let go.
-public final class HandlerOutputStream {
-    public let descriptor: FileDescriptor
-    private let owned: Bool
-
-    init(_ descriptor: FileDescriptor, owned: Bool) {
-        self.descriptor = descriptor
-        self.owned = owned
-    }
-
-    deinit { if owned { descriptor.close() } }
 }
 
 /// One journal entry as `KEY=value` fields in one buffer, sent with one sd_journal_sendv(3).

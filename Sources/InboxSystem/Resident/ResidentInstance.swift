@@ -26,6 +26,7 @@ final class ResidentInstance {
     /// instance that broke its end stopped on its own, whatever the agent did about it.
     private(set) var stoppedByAgent = false
     var childSource: EventSource?
+    /// Its stdout and stderr; its lines name the delivery it holds while it holds exactly one (`attributeOutput`).
     var output: OutputRelay?
     private var readSource: EventSource?
     private var writeSource: EventSource?
@@ -65,6 +66,8 @@ final class ResidentInstance {
     /// instance is then stopped, and the delivery is not its own; it keeps its descriptor for another instance).
     func send(_ attempt: ResidentAttempt) -> Bool {
         let message = attempt.delivery.stdinDocument()
+        // Before it can see the delivery: what it wrote until now is not about this one.
+        attributeOutput(adding: attempt.delivery.id)
         if outgoing.isEmpty {
             switch socket.send(message, attaching: attempt.file) {
             case .sent:
@@ -125,6 +128,7 @@ final class ResidentInstance {
                         continue
                     }
                     served += 1
+                    attributeOutput()
                     if let index = outgoing.firstIndex(where: { $0.attempt === attempt }) {
                         // Answered before it was even sent: the id was guessed, but the answer stands.
                         outgoing.remove(at: index).attempt.sent()
@@ -147,6 +151,18 @@ final class ResidentInstance {
                 if stopReason == nil { stop(reason: "its socket failed (\(error))", byAgent: false) }
                 return
             }
+        }
+    }
+
+    /// Its output names the one delivery it holds (with `adding`), or none when it holds several or none: which of them
+    /// a line is about cannot be told then.
+    private func attributeOutput(adding id: String? = nil) {
+        guard let output else { return }
+        let count = inFlight.count + (id == nil ? 0 : 1)
+        if count == 1, let only = id ?? inFlight.keys.first {
+            output.attribute(to: [only])
+        } else {
+            output.attribute(to: [])
         }
     }
 

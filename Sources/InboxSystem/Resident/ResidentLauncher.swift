@@ -117,7 +117,8 @@ final class ResidentLauncher: Launcher {
             return .failure(.failed("\(error)"))
         }
         defer { ends.instance.close() }
-        let spawned = processes.spawnHandler(registration, container: container, stdin: []) { identity, stdin, output in
+        let spawned = processes.spawnHandler(registration, container: container, stdin: [],
+                                             deliveryIDs: []) { identity, stdin, output in
             SpawnRequest(resident: registration, container: container, identity: identity, socket: ends.instance,
                          standardInput: stdin, output: output)
         }

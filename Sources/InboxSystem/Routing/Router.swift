@@ -19,6 +19,9 @@ final class Router {
     private(set) var catalog: HandlerCatalog
     /// Mismatches where the claim was kept, each reported once per catalog (see `report(_:of:)`).
     private var reportedCarrierMismatches: Set<String> = []
+    /// Types whose choice was a tie broken by identifier, reported once per catalog: the choice depends on the
+    /// registrations alone, and so does the notice.
+    private var reportedTies: Set<String> = []
 
     init(loop: EventLoop, logger: Logger, state: StateDirectories, inspector: TypeInspector, reader: ArrivalReader, dispatcher: Dispatcher,
          catalog: HandlerCatalog) {
@@ -36,6 +39,7 @@ final class Router {
     func use(_ catalog: HandlerCatalog) {
         self.catalog = catalog
         reportedCarrierMismatches.removeAll()
+        reportedTies.removeAll()
     }
 
     /// Decides where an arrival goes and moves it there.
@@ -74,8 +78,9 @@ final class Router {
                     "INBOX_FILE": arrival.shown, "INBOX_DELIVERY_ID": arrival.id, "INBOX_HANDLER": handler,
                     "INBOX_CONTENT_TYPE": type.identifier])
             }
-            if !tied.isEmpty {
-                logger.log(.notice, "Several handlers tie for \(type.identifier); chose \(handler) by identifier",
+            if !tied.isEmpty && reportedTies.insert(type.identifier).inserted {
+                logger.log(.notice, "Several handlers tie for \(type.identifier); chose \(handler) by identifier. "
+                           + "Not repeated for this type until the next reload",
                            fields: ["INBOX_CONTENT_TYPE": type.identifier, "INBOX_HANDLER": handler,
                                     "INBOX_CANDIDATES": tied.joined(separator: " ")])
             }
