@@ -74,10 +74,21 @@ enum VerifyCommand: InboxctlCommand {
             return [Diagnostic(.error, at: SourceLocation(file: path, line: 1), error.description)]
         case .success(let bytes):
             if name == "defaults.conf" { return ConfigurationParser.parseDefaults(bytes, path: path).diagnostics }
-            if name.hasSuffix(".conf") { return ConfigurationParser.parseAgent(bytes, path: path).diagnostics }
+            if name.hasSuffix(".conf") { return agentDiagnostics(bytes, path: path) }
             return [Diagnostic(.error, at: SourceLocation(file: path, line: 1),
                                "not a registration (*.handler, *.plist), defaults.conf or inboxd.conf")]
         }
+    }
+
+    /// inboxd.conf's diagnostics, and a warning for each [Inbox] bound to a handler that its search path (its
+    /// HandlersDirectory=, or the instance's) does not register.
+    static func agentDiagnostics(_ bytes: [UInt8], path: String) -> [Diagnostic] {
+        let (configuration, diagnostics) = ConfigurationParser.parseAgent(bytes, path: path)
+        guard configuration.inboxSections.contains(where: { $0.handler != nil }) else { return diagnostics }
+        let searchPath = !configuration.handlerDirectories.isEmpty ? configuration.handlerDirectories
+            : AgentSettings.defaults(environment: CurrentProcess.environmentVariables, isRoot: CurrentProcess.isRoot).handlers
+        let registered = RegistrationLoader.load(directories: searchPath, mime: hostMIME).registrations.map(\.identifier)
+        return diagnostics + InboxSection.unregisteredHandlers(configuration.inboxSections, registered: registered)
     }
 
     static func report(_ diagnostics: [Diagnostic], checked: String, json: Bool) -> CInt {
