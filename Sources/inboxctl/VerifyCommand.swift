@@ -43,12 +43,12 @@ enum VerifyCommand: InboxctlCommand {
         }
         var diagnostics: [Diagnostic] = []
         for path in paths {
-            diagnostics += check(path)
+            diagnostics += check(path, handlers: directories)
         }
         return report(diagnostics, checked: paths.count == 1 ? paths[0] : "\(paths.count) paths", json: parsed.flag("--json"))
     }
 
-    static func check(_ path: String) -> [Diagnostic] {
+    static func check(_ path: String, handlers: [String] = []) -> [Diagnostic] {
         let name = lastPathComponent(path)
         let isBundle = RegistrationBundle.isBundleName(name) && RegistrationBundle.isDirectory(path)
         if !isBundle, let st = try? FileSystem.status(path), EntryKind(mode: st.st_mode) == .directory {
@@ -74,18 +74,19 @@ enum VerifyCommand: InboxctlCommand {
             return [Diagnostic(.error, at: SourceLocation(file: path, line: 1), error.description)]
         case .success(let bytes):
             if name == "defaults.conf" { return ConfigurationParser.parseDefaults(bytes, path: path).diagnostics }
-            if name.hasSuffix(".conf") { return agentDiagnostics(bytes, path: path) }
+            if name.hasSuffix(".conf") { return agentDiagnostics(bytes, path: path, handlers: handlers) }
             return [Diagnostic(.error, at: SourceLocation(file: path, line: 1),
                                "not a registration (*.handler, *.plist), defaults.conf or inboxd.conf")]
         }
     }
 
-    /// inboxd.conf's diagnostics, and a warning for each [Inbox] bound to a handler that its search path (its
-    /// HandlersDirectory=, or the instance's) does not register.
-    static func agentDiagnostics(_ bytes: [UInt8], path: String) -> [Diagnostic] {
+    /// inboxd.conf's diagnostics, and a warning for each [Inbox] bound to a handler that its search path (--handlers,
+    /// its HandlersDirectory=, or the instance's) does not register.
+    static func agentDiagnostics(_ bytes: [UInt8], path: String, handlers: [String]) -> [Diagnostic] {
         let (configuration, diagnostics) = ConfigurationParser.parseAgent(bytes, path: path)
         guard configuration.inboxSections.contains(where: { $0.handler != nil }) else { return diagnostics }
-        let searchPath = !configuration.handlerDirectories.isEmpty ? configuration.handlerDirectories
+        let searchPath = !handlers.isEmpty ? handlers
+            : !configuration.handlerDirectories.isEmpty ? configuration.handlerDirectories
             : AgentSettings.defaults(environment: CurrentProcess.environmentVariables, isRoot: CurrentProcess.isRoot).handlers
         let registered = RegistrationLoader.load(directories: searchPath, mime: hostMIME).registrations.map(\.identifier)
         return diagnostics + InboxSection.unregisteredHandlers(configuration.inboxSections, registered: registered)
