@@ -66,9 +66,11 @@ final class Router {
                 "INBOX_TYPE_SOURCE": type.source.rawValue, "INBOX_SOURCE_APP": arrival.metadata.sourceApp,
                 "INBOX_SOURCE_UID": String(arrival.sourceUID)])
         }
+        // The name only when some document type claims by name (cleanName is made afresh at each use).
         let binding = binding(of: arrival)
-        switch catalog.decision(for: Routing.Subject(type: type.identifier, name: arrival.cleanName, binding: binding),
-                                request: arrival.request) {
+        let subject = Routing.Subject(type: type.identifier, name: catalog.index.hasNamePatterns ? arrival.cleanName : nil,
+                                      binding: binding)
+        switch catalog.decision(for: subject, request: arrival.request) {
         case .deliver(let handler, let chosenBy, let tied):
             if chosenBy == .senderOverride {
                 logger.log(.notice, "Delivering \(arrival.shown) (\(type.identifier)) to \(handler), which does not claim "
