@@ -122,9 +122,4 @@ public enum Routing {
         HandlerSelector.select(type: subject.type, name: subject.name, index: index, database: database,
                                preferences: HandlerPreferences(), ranking: .best, only: handler).chosen != nil
     }
-
-    /// True if one of the handler's document types claims the type or one it conforms to, by type alone.
-    public static func claims(_ handler: String, type: String, index: SelectionIndex, database: TypeDatabase) -> Bool {
-        claims(handler, subject: Subject(type: type), index: index, database: database)
-    }
 }

@@ -120,11 +120,6 @@ public final class HandlerCatalog {
         return decision
     }
 
-    /// Where a file of `type` goes by its type alone, from no bound Inbox.
-    public func decision(for type: String, request: Routing.Request?) -> Routing.Decision {
-        decision(for: Routing.Subject(type: type), request: request)
-    }
-
     /// True if some document type's NamePatterns= matches the name.
     private func matchesNamePattern(_ name: String?) -> Bool {
         guard let name, index.hasNamePatterns else { return false }
