@@ -66,11 +66,11 @@ public enum HandlerSelector {
             }
         }
         if let name, index.hasNamePatterns {
-            let lowercased = name.lowercased()
+            let scalars = Array(name.lowercased().unicodeScalars)
             for claim in index.patternClaims {
                 if let restriction, claim.registration != restriction { continue }
                 if let role, index.documentTypes[Int(claim.registration)][Int(claim.documentType)].role != role { continue }
-                guard let pattern = claim.patterns.first(where: { $0.matches(lowercased: lowercased) }) else { continue }
+                guard let pattern = claim.patterns.first(where: { $0.matches(scalars: scalars) }) else { continue }
                 // Without ContentTypes= any type will do: matched as the farthest ancestor (public.item, usually).
                 let match = claim.contentTypes.isEmpty ? ancestors.last
                     : ancestors.first { claim.contentTypes.contains($0.identifier) }

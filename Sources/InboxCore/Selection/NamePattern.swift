@@ -101,7 +101,11 @@ public struct NamePattern: Sendable, Hashable, CustomStringConvertible {
     /// True if the whole of `name` matches. `name` must be lowercased already (`String.lowercased()`): selection
     /// lowercases a file's name once for all its patterns.
     public func matches(lowercased name: String) -> Bool {
-        let scalars = Array(name.unicodeScalars)
+        matches(scalars: Array(name.unicodeScalars))
+    }
+
+    /// The same, for a lowercased name's scalars (made once for all the patterns a name is matched against).
+    func matches(scalars: [Unicode.Scalar]) -> Bool {
         // The classic single-backtrack glob match: on a mismatch, the last '*' takes one more character.
         var p = 0, s = 0
         var starP = -1, starS = 0

@@ -56,7 +56,8 @@ public struct SelectionIndex: Sendable {
 
     /// True if a name pattern of some document type matches the name (lowercased, `NamePattern.matches(lowercased:)`).
     public func anyPatternMatches(lowercased name: String) -> Bool {
-        patternClaims.contains { claim in claim.patterns.contains { $0.matches(lowercased: name) } }
+        let scalars = Array(name.unicodeScalars)
+        return patternClaims.contains { claim in claim.patterns.contains { $0.matches(scalars: scalars) } }
     }
 
     /// The claims naming exactly this type.
