@@ -67,6 +67,29 @@ struct InboxRoutingTests {
         #expect(world.events("finished", ["INBOX_HANDLER=\(owner)"]).count == 1)
     }
 
+    @Test func aRetriedFileGoesBackToItsBoundInbox() throws {
+        let world = try AgentHarness()
+        let owner = "test.owner.\(world.tag)", bound = "test.bound.\(world.tag)"
+        try world.register(owner, contentTypes: "public.plain-text", rank: "Owner")
+        try world.register(bound, contentTypes: "public.plain-text", rank: "Alternate", exit: 1)
+        let scans = world.root.appendingPathComponent("Scans")
+        try FileManager.default.createDirectory(at: scans, withIntermediateDirectories: true)
+        try world.start(config: "[Agent]\nInbox=\(world.inbox.path)\nMaxAttempts=1\n\n[Inbox]\nPath=\(scans.path)\nHandler=\(bound)\n")
+        try Self.drop("scan.txt", Array("scanned".utf8), into: scans)
+        try world.waitForEvents("failed", ["INBOX_HANDLER=\(bound)"])
+
+        // Fixed, and retried without --inbox: back into its own Inbox, so to the bound handler again, not the Owner.
+        try world.register(bound, contentTypes: "public.plain-text", rank: "Alternate")
+        try world.waitForRegistrationLoads(2)
+        let retried = try inboxctl(["retry", "scan.txt", "--config", world.root.appendingPathComponent("inboxd.conf").path,
+                                    "--handlers", world.handlers.path, "--state", world.state.path,
+                                    "--runtime-dir", world.runtime.path])
+        #expect(retried.status == 0, "\(retried.stderr)")
+        #expect(retried.stdout.contains("-> \(scans.path)/scan.txt"))
+        try world.waitForEvents("finished", ["INBOX_HANDLER=\(bound)"])
+        #expect(world.events("finished", ["INBOX_HANDLER=\(owner)"]).isEmpty)
+    }
+
     @Test func aNamePatternClaimsItsNamesAndNoOthers() throws {
         let world = try AgentHarness()
         let viewer = "test.pdf.\(world.tag)", invoices = "test.invoices.\(world.tag)"
