@@ -16,6 +16,9 @@ public final class HandlerCatalog {
     public let preferences: HandlerPreferences
     /// The bound drop Inboxes by path (`[Inbox] Handler=`).
     private let bindings: [String: Routing.Binding]
+    /// Some document type has NamePatterns=: only then does a file's name take part (kept here, since `index` is a
+    /// copy of a struct of tables, which the router asks about every file).
+    public let hasNamePatterns: Bool
     public let identities: [String: Result<Identity, Identity.LookupError>]
     /// What was wrong while loading, for the journal or the terminal; none of it stopped the load.
     public let problems: [Problem]
@@ -44,6 +47,7 @@ public final class HandlerCatalog {
          identities: [String: Result<Identity, Identity.LookupError>], problems: [Problem], loadedAt: Duration) {
         self.loaded = loaded
         self.bindings = bindings
+        hasNamePatterns = loaded.index.hasNamePatterns
         self.preferences = preferences
         self.identities = identities
         self.problems = problems
@@ -120,9 +124,19 @@ public final class HandlerCatalog {
         return decision
     }
 
+    /// Where a file of `type` goes when neither its name nor its Inbox can matter (no bound Inbox, no NamePatterns= in
+    /// the load): the per-type cache, with no subject to build per file.
+    public func decision(for type: String, request: Routing.Request?) -> Routing.Decision {
+        if request == nil, let known = decisions[type] { return known }
+        let decision = Routing.decide(Routing.Subject(type: type), request: request, index: index, database: database,
+                                      preferences: preferences)
+        if request == nil { decisions[type] = decision }
+        return decision
+    }
+
     /// True if some document type's NamePatterns= matches the name.
     private func matchesNamePattern(_ name: String?) -> Bool {
-        guard let name, index.hasNamePatterns else { return false }
+        guard let name, hasNamePatterns else { return false }
         return index.anyPatternMatches(lowercased: name.lowercased())
     }
 

@@ -66,11 +66,15 @@ final class Router {
                 "INBOX_TYPE_SOURCE": type.source.rawValue, "INBOX_SOURCE_APP": arrival.metadata.sourceApp,
                 "INBOX_SOURCE_UID": String(arrival.sourceUID)])
         }
-        // The name only when some document type claims by name (cleanName is made afresh at each use).
+        // The name only when some document type claims by name (cleanName is made afresh at each use); by type
+        // alone, as fast as ever, when neither the name nor the Inbox can matter.
         let binding = binding(of: arrival)
-        let subject = Routing.Subject(type: type.identifier, name: catalog.index.hasNamePatterns ? arrival.cleanName : nil,
-                                      binding: binding)
-        switch catalog.decision(for: subject, request: arrival.request) {
+        let decision = binding == nil && !catalog.hasNamePatterns
+            ? catalog.decision(for: type.identifier, request: arrival.request)
+            : catalog.decision(for: Routing.Subject(type: type.identifier,
+                                                    name: catalog.hasNamePatterns ? arrival.cleanName : nil,
+                                                    binding: binding), request: arrival.request)
+        switch decision {
         case .deliver(let handler, let chosenBy, let tied):
             if chosenBy == .senderOverride {
                 logger.log(.notice, "Delivering \(arrival.shown) (\(type.identifier)) to \(handler), which does not claim "
