@@ -54,6 +54,7 @@ enum HandlersCommand: InboxctlCommand {
         let identifier: String
         let subject: String
         var selection: Selection
+        var binding: Routing.Binding?
         if let type {
             guard let known = inspection.loaded.database.knownIdentifier(type) else {
                 var message = "inboxctl: unknown type '\(type)'"
@@ -72,6 +73,7 @@ enum HandlersCommand: InboxctlCommand {
                 identifier = report.resolved.identifier
                 subject = "\(report.name) (\(identifier))"
                 selection = inspection.select(report)
+                binding = inspection.subject(of: report).binding
             case .failure(let message):
                 Inboxctl.write("inboxctl: \(file): \(message)\n", to: 2)
                 return 1
@@ -82,6 +84,7 @@ enum HandlersCommand: InboxctlCommand {
         let byName = type != nil ? nameClaims(of: identifier, inspection) : []
         if json {
             var pairs = [("contentType", JSON.quote(identifier))] + selectionJSONPairs(selection, inspection)
+            if file != nil { pairs.append(("binding", bindingJSON(binding))) }
             if type != nil {
                 pairs.append(("byName", "[" + byName.map { claim in
                     JSONText.object([("handler", JSON.quote(claim.handler)), ("documentType", JSON.quote(claim.type.name)),
