@@ -13,8 +13,10 @@ enum HandlersCommand: InboxctlCommand {
         With no argument, every registration file in the search path with its state: active, masked (a
         symlink to /dev/null) or broken (with its first error as file:line), and its document types.
         With FILE or --type UTI, the candidate handlers, best first: their rank, the type they matched,
-        its distance from the file's type and whether defaults.conf prefers them; the chosen one is
-        marked with '*' and the reason.
+        its distance from the file's type, the name pattern that matched FILE's name and whether
+        defaults.conf prefers them; the chosen one is marked with '*' and the reason. A FILE in an Inbox
+        bound to a handler ([Inbox] Handler= in inboxd.conf) has that handler only, if it opens it.
+        With --type, the document types that claim files of the type by name are listed after.
 
         USAGE: \(usage)
 
@@ -44,12 +46,15 @@ enum HandlersCommand: InboxctlCommand {
         guard let settings = parsed.agent.settings() else { return 1 }
         guard file != nil || type != nil else {
             let loaded = HandlerCatalog.load(settings).loaded
-            Inboxctl.write(json ? registrationsJSON(loaded) : registrationsText(loaded), to: 1)
+            Inboxctl.write(json ? registrationsJSON(loaded)
+                           : registrationsText(loaded) + bindingsText(settings.inboxSections, loaded), to: 1)
             return 0
         }
         guard let inspection = Inspection(settings) else { return 1 }
         let identifier: String
         let subject: String
+        var selection: Selection
+        var binding: Routing.Binding?
         if let type {
             guard let known = inspection.loaded.database.knownIdentifier(type) else {
                 var message = "inboxctl: unknown type '\(type)'"
@@ -61,11 +66,14 @@ enum HandlersCommand: InboxctlCommand {
             }
             identifier = known
             subject = identifier
+            selection = inspection.select(identifier)
         } else if let file {
             switch inspection.inspect(file) {
             case .success(let report):
                 identifier = report.resolved.identifier
                 subject = "\(report.name) (\(identifier))"
+                selection = inspection.select(report)
+                binding = inspection.subject(of: report).binding
             case .failure(let message):
                 Inboxctl.write("inboxctl: \(file): \(message)\n", to: 2)
                 return 1
@@ -73,14 +81,44 @@ enum HandlersCommand: InboxctlCommand {
         } else {
             return 1
         }
-        let selection = inspection.select(identifier)
+        let byName = type != nil ? nameClaims(of: identifier, inspection) : []
         if json {
-            Inboxctl.write(JSONText.object([("contentType", JSON.quote(identifier))]
-                + selectionJSONPairs(selection, inspection)) + "\n", to: 1)
+            var pairs = [("contentType", JSON.quote(identifier))] + selectionJSONPairs(selection, inspection)
+            if file != nil { pairs.append(("binding", bindingJSON(binding))) }
+            if type != nil {
+                pairs.append(("byName", "[" + byName.map { claim in
+                    JSONText.object([("handler", JSON.quote(claim.handler)), ("documentType", JSON.quote(claim.type.name)),
+                                     ("namePatterns", JSONText.array(claim.type.namePatterns.map(\.text))),
+                                     ("rank", JSON.quote(claim.type.rank.name))])
+                }.joined(separator: ",") + "]"))
+            }
+            Inboxctl.write(JSONText.object(pairs) + "\n", to: 1)
         } else {
-            Inboxctl.write("Handlers for \(subject):\n" + candidatesText(selection, inspection), to: 1)
+            var text = "Handlers for \(subject):\n" + candidatesText(selection, inspection)
+            if !byName.isEmpty {
+                text += "By name, for files of this type named so:\n" + byName.map { claim in
+                    "    \(claim.handler)  \(claim.type.namePatterns.map(\.text).joined(separator: " "))  \(claim.type.rank.name)\n"
+                }.joined()
+            }
+            Inboxctl.write(text, to: 1)
         }
         return 0
+    }
+
+    /// The document types with NamePatterns= that files of `type` can match by name (Rank=None never opens files).
+    static func nameClaims(of type: String, _ inspection: Inspection) -> [(handler: String, type: DocumentType)] {
+        let chain = Set(inspection.catalog.conformanceChain(of: type))
+        return inspection.loaded.registrations.flatMap { registration in
+            registration.documentTypes.filter { documentType in
+                !documentType.namePatterns.isEmpty && documentType.rank != .none
+                    && (documentType.contentTypes.isEmpty || documentType.contentTypes.contains { chain.contains($0) })
+            }.map { (registration.identifier, $0) }
+        }
+    }
+
+    /// A binding as JSON, or null.
+    static func bindingJSON(_ binding: Routing.Binding?) -> String {
+        binding.map { JSONText.object([("inbox", JSON.quote($0.inbox)), ("handler", JSON.quote($0.handler))]) } ?? "null"
     }
 
     // MARK: The "Open In" list
@@ -95,6 +133,7 @@ enum HandlersCommand: InboxctlCommand {
             text += (index == 0 ? "  * " : "    ") + "\(index + 1)".padding(to: 3)
                 + candidate.handler.padding(to: handlerWidth + 2) + candidate.rank.name.padding(to: 11)
                 + candidate.matchedType.padding(to: typeWidth + 2) + "distance \(candidate.distance)"
+                + (candidate.namePattern.map { "  name \($0)" } ?? "")
                 + (candidate.preferred ? "  preferred" : "") + "\n"
         }
         return text + "  Chosen: \(chosen.handler) (\(selection.reason))\n"
@@ -113,6 +152,7 @@ enum HandlersCommand: InboxctlCommand {
                 ("matchedType", JSON.quote(candidate.matchedType)),
                 ("distance", String(candidate.distance)),
                 ("preferred", String(candidate.preferred)),
+                ("namePattern", candidate.namePattern.map(JSON.quote) ?? "null"),
                 ("chosen", String(index == 0)),
             ])
         }
@@ -176,11 +216,25 @@ enum HandlersCommand: InboxctlCommand {
             if let error = entry.error { text += "  error: \(error)\n" }
             for warning in entry.warnings { text += "  warning: \(warning)\n" }
             for documentType in entry.registration?.documentTypes ?? [] {
-                text += "  \(documentType.name): \(documentType.contentTypes.joined(separator: " ")) "
+                let types = documentType.contentTypes.isEmpty ? "any type" : documentType.contentTypes.joined(separator: " ")
+                let names = documentType.namePatterns.isEmpty ? ""
+                    : " named " + documentType.namePatterns.map(\.text).joined(separator: " ")
+                text += "  \(documentType.name): \(types)\(names) "
                     + "(\(documentType.rank.name), \(documentType.role.name)\(documentType.isPackage ? ", package" : ""))\n"
             }
         }
         return text
+    }
+
+    /// The Inboxes bound to a handler, and whether it is registered.
+    static func bindingsText(_ sections: [InboxSection], _ loaded: LoadedRegistrations) -> String {
+        let bound = sections.compactMap { section in section.handler.map { (section.path, $0) } }
+        guard !bound.isEmpty else { return "" }
+        let width = bound.map(\.0.count).max() ?? 0
+        return "Inboxes bound to a handler:\n" + bound.map { path, handler in
+            "  " + path.padding(to: width + 2) + handler
+                + (loaded.registration(handler) == nil ? " (not registered: its files wait in unhandled/)" : "") + "\n"
+        }.joined()
     }
 
     static func registrationsJSON(_ loaded: LoadedRegistrations) -> String {
@@ -193,6 +247,7 @@ enum HandlersCommand: InboxctlCommand {
                     ("role", JSON.quote(documentType.role.name)),
                     ("iconFiles", JSONText.array(documentType.iconFiles)),
                     ("extensions", JSONText.array(documentType.extensions)),
+                    ("namePatterns", JSONText.array(documentType.namePatterns.map(\.text))),
                     ("isPackage", String(documentType.isPackage)),
                 ])
             }

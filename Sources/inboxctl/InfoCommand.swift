@@ -13,7 +13,8 @@ enum InfoCommand: InboxctlCommand {
         For each FILE: its name and file:// URL, its type and conformance chain, its MIME type, what
         decided the type (attribute, extension, content or fallback, as INBOX_TYPE_SOURCE in the
         journal), what its content was sniffed as and any mismatch, the icons of the document type that
-        matched, and the candidate handlers, best first, the chosen one marked with the reason. The exit
+        matched, and the candidate handlers, best first, the chosen one marked with the reason (a
+        name pattern, or the Inbox's binding when the file lies in a bound Inbox). The exit
         status is 1 when a file could not be read; the others are still shown.
 
         USAGE: \(usage)
@@ -46,7 +47,7 @@ enum InfoCommand: InboxctlCommand {
                 Inboxctl.write("inboxctl: \(path): \(message)\n", to: 2)
                 status = 1
             case .success(let report):
-                let selection = inspection.select(report.resolved.identifier)
+                let selection = inspection.select(report)
                 documents.append(json ? reportJSON(report, selection, inspection)
                                       : reportText(report, selection, inspection))
             }
@@ -75,6 +76,9 @@ enum InfoCommand: InboxctlCommand {
         ]
         if let mismatch = type.mismatch { rows.append(("Mismatch", mismatchText(mismatch))) }
         for note in type.diagnostics + (report.refusal.map { [$0] } ?? []) { rows.append(("Note", note)) }
+        if let binding = inspection.subject(of: report).binding {
+            rows.append(("Inbox", "\(binding.inbox), bound to \(binding.handler)"))
+        }
         let icons = inspection.icons(selection.chosen)
         rows.append(("Icons", icons.isEmpty ? "none" : icons.map { $0.path + ($0.exists ? "" : " (missing)") }
             .joined(separator: " ")))
@@ -114,6 +118,7 @@ enum InfoCommand: InboxctlCommand {
             ("sniffedType", type.contentIdentifier.map(JSON.quote) ?? "null"),
             ("mismatch", mismatch ?? "null"),
             ("notes", JSONText.array(type.diagnostics + [report.sniffNote, report.refusal].compactMap { $0 })),
+            ("binding", HandlersCommand.bindingJSON(inspection.subject(of: report).binding)),
             ("icons", "[" + icons.joined(separator: ",") + "]"),
             ("typeIconFiles", JSONText.array(inspection.loaded.typeDetails(of: type.identifier)?.iconFiles ?? [])),
             ("typeReferenceURL", inspection.loaded.typeDetails(of: type.identifier)?.referenceURL.map(JSON.quote) ?? "null"),

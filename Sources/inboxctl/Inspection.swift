@@ -13,6 +13,8 @@ struct FileReport {
     let sniffNote: String?
     /// Why the agent would refuse the file from a drop Inbox, if it would.
     let refusal: String?
+    /// The drop Inbox whose binding the file is under: the one it lies in, or the one the agent recorded on it.
+    var inbox: String?
 }
 
 /// Why a file could not be inspected.
@@ -58,6 +60,16 @@ final class Inspection {
     /// The ranked candidates for a type, as the agent chooses.
     func select(_ type: String) -> Selection { catalog.candidates(for: type) }
 
+    /// The ranked candidates for a file, as the agent would choose if it were dropped where it lies.
+    func select(_ report: FileReport) -> Selection { catalog.candidates(for: subject(of: report)) }
+
+    /// What the agent's choice for the file depends on: its type, the name it would be delivered as, and the binding
+    /// of its Inbox (`inbox`, or one given: where it is about to be sent).
+    func subject(of report: FileReport, inbox: String? = nil) -> Routing.Subject {
+        Routing.Subject(type: report.resolved.identifier, name: FileNames.sanitized(Array(report.name.utf8)),
+                        binding: (inbox ?? report.inbox).flatMap { catalog.binding(forInbox: $0) })
+    }
+
     /// Opens the file as the agent would (no symlink, no blocking, a regular file) and resolves its type, with its
     /// content-type attribute unless `readingAttribute` is false (a file about to be sent without it).
     func inspect(_ path: String, readingAttribute: Bool = true) -> Result<FileReport, InspectionError> {
@@ -95,10 +107,15 @@ final class Inspection {
             note = "cannot sniff: \(Self.reason(failure)); its name and attribute decide its type"
         }
         let absolute = path.hasPrefix("/") ? path : (CurrentProcess.workingDirectory ?? ".") + "/" + path
-        return .success(FileReport(name: name, path: path, url: fileURL(forPath: absolute), resolved: resolved,
-                                   sniffed: sniffed, sniffNote: note,
-                                   refusal: st.st_nlink > 1 ? "it has \(st.st_nlink) links: from a drop Inbox the agent "
-                                       + "would refuse it (a hard link) and move it aside to failed/" : nil))
+        var report = FileReport(name: name, path: path, url: fileURL(forPath: absolute), resolved: resolved,
+                                sniffed: sniffed, sniffNote: note,
+                                refusal: st.st_nlink > 1 ? "it has \(st.st_nlink) links: from a drop Inbox the agent "
+                                    + "would refuse it (a hard link) and move it aside to failed/" : nil)
+        if catalog.hasBindings {
+            report.inbox = catalog.binding(forInbox: parentPath(absolute)) != nil ? parentPath(absolute)
+                : ExtendedAttributes(file).readString(AgentAttribute.inbox, limit: 4096)
+        }
+        return .success(report)
     }
 
     /// libmagic's own words for an in-process failure.

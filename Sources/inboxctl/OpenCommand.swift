@@ -67,15 +67,18 @@ enum OpenCommand: InboxctlCommand {
         }
         let request = SendCommand.Request(sourceApp: parsed.value("--source-app"), annotation: parsed.value("--annotation"),
                                           handler: handler, overridesHandlerCheck: force)
+        let inbox = parsed.value("--inbox") ?? settings.inboxes.first
         return SendCommand.deliver(parsed.positionals, request: request, inbox: parsed.value("--inbox"), settings: settings,
                                    json: parsed.flag("--json"), hint: resolved.hint("inboxctl open")) { file in
-            admit(file, handler: handler, force: force, inspection: inspection, agentUID: resolved.agentUID)
+            admit(file, handler: handler, force: force, inbox: inbox, inspection: inspection, agentUID: resolved.agentUID)
         }
     }
 
     /// Whether `handler` can open the file as the agent will type it (sent without a content-type attribute); if not,
     /// says so with the candidates, unless `force`, and the agent would take the override from this user.
-    static func admit(_ file: String, handler: String, force: Bool, inspection: Inspection, agentUID: UInt32) -> Bool {
+    /// A file for an Inbox bound to another handler is refused here, as the agent would.
+    static func admit(_ file: String, handler: String, force: Bool, inbox: String?, inspection: Inspection,
+                      agentUID: UInt32) -> Bool {
         let report: FileReport
         switch inspection.inspect(file, readingAttribute: false) {
         case .success(let inspected): report = inspected
@@ -85,13 +88,20 @@ enum OpenCommand: InboxctlCommand {
         }
         let type = report.resolved.identifier
         let loaded = inspection.loaded
-        if Routing.claims(handler, type: type, index: loaded.index, database: loaded.database) { return true }
+        let subject = inspection.subject(of: report, inbox: inbox)
+        if let binding = subject.binding, binding.handler != handler {
+            Inboxctl.write("inboxctl: Inbox \(binding.inbox) is bound to \(binding.handler): the agent gives what is "
+                           + "dropped there to that handler only, and would refuse \(file) for \(handler). Send it to "
+                           + "another Inbox with --inbox DIR.\n", to: 2)
+            return false
+        }
+        if Routing.claims(handler, subject: subject, index: loaded.index, database: loaded.database) { return true }
         if force {
             guard let refusal = overrideRefusal(agentUID: agentUID) else { return true }
             Inboxctl.write("inboxctl: \(handler) cannot open \(file) (\(type)), and \(refusal)\n", to: 2)
             return false
         }
-        let selection = inspection.select(type)
+        let selection = inspection.catalog.candidates(for: subject)
         var text = "inboxctl: \(handler) cannot open \(file) (\(type))"
         if selection.candidates.isEmpty {
             text += "; no handler can (it would wait in unhandled/). Use --force to send it to \(handler) anyway.\n"

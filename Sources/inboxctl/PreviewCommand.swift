@@ -93,7 +93,9 @@ enum PreviewCommand: InboxctlCommand {
             return false
         }
         let type = report.resolved.identifier
-        let viewers = inspection.catalog.candidates(for: type, role: .viewer)
+        // A preview is no delivery: the file's name takes part, the binding of an Inbox it may lie in does not.
+        let subject = Routing.Subject(type: type, name: inspection.subject(of: report).name)
+        let viewers = inspection.catalog.candidates(for: subject, role: .viewer)
         let order: [String]
         if let chosen {
             guard viewers.candidates.contains(where: { $0.handler == chosen }) else {

@@ -65,9 +65,16 @@ enum RetryCommand: InboxctlCommand {
         }
         var status: CInt = 0
         var retried: [String] = [], failed: [String] = []
+        var bound: [String: Directory] = [:]
         for entry in files {
             let from = entry.directory.child(entry.name)
-            switch retry(entry, into: target) {
+            // A file of a bound Inbox ([Inbox] Handler=) goes back to that Inbox, so that its binding still holds.
+            var into = target
+            if inbox == nil, let path = recordedBoundInbox(entry, settings) {
+                if bound[path] == nil { bound[path] = settings.openDropInbox(path) }
+                into = bound[path] ?? target
+            }
+            switch retry(entry, into: into) {
             case .success(let path):
                 if !json { Inboxctl.write("\(from) -> \(path)\n", to: 1) }
                 retried.append(JSONText.object([("from", JSON.quote(from)), ("to", JSON.quote(path))]))
@@ -82,6 +89,17 @@ enum RetryCommand: InboxctlCommand {
                                             ("failed", "[" + failed.joined(separator: ",") + "]")]) + "\n", to: 1)
         }
         return status
+    }
+
+    /// The bound Inbox the agent recorded on the file (`AgentAttribute.inbox`), if it is still one of the configured
+    /// bound Inboxes.
+    static func recordedBoundInbox(_ entry: HeldFiles.Entry, _ settings: AgentSettings) -> String? {
+        guard !settings.bindings.isEmpty, case .opened(let file) = entry.directory.openRegular(Array(entry.name.utf8)) else {
+            return nil
+        }
+        defer { file.descriptor.close() }
+        let path = ExtendedAttributes(file.descriptor).readString(AgentAttribute.inbox, limit: 4096)
+        return path.flatMap { settings.bindings[$0] != nil ? $0 : nil }
     }
 
     /// Clears the agent's failure record, gives the file back to its sender, and moves it into the Inbox:

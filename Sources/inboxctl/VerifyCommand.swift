@@ -62,12 +62,12 @@ enum VerifyCommand: InboxctlCommand {
         }
         var checked = Checked()
         for path in paths {
-            checked += check(path)
+            checked += check(path, handlers: directories)
         }
         return report(checked, checked: paths.count == 1 ? paths[0] : "\(paths.count) paths", strict: strict, json: json)
     }
 
-    static func check(_ path: String) -> Checked {
+    static func check(_ path: String, handlers: [String] = []) -> Checked {
         let name = lastPathComponent(path)
         let isBundle = RegistrationBundle.isBundleName(name) && RegistrationBundle.isDirectory(path)
         if !isBundle, let st = try? FileSystem.status(path), EntryKind(mode: st.st_mode) == .directory {
@@ -100,13 +100,25 @@ enum VerifyCommand: InboxctlCommand {
             if name == "defaults.conf" {
                 diagnostics = ConfigurationParser.parseDefaults(bytes, path: path).diagnostics
             } else if name.hasSuffix(".conf") {
-                diagnostics = ConfigurationParser.parseAgent(bytes, path: path).diagnostics
+                diagnostics = agentDiagnostics(bytes, path: path, handlers: handlers)
             } else {
                 return Checked(diagnostics: [Diagnostic(.error, at: SourceLocation(file: path, line: 1),
                                                         "not a registration (*.handler, *.plist), defaults.conf or inboxd.conf")])
             }
         }
         return Checked(diagnostics: diagnostics, configurationFiles: 1)
+    }
+
+    /// inboxd.conf's diagnostics, and a warning for each [Inbox] bound to a handler that its search path (--handlers,
+    /// its HandlersDirectory=, or the instance's) does not register.
+    static func agentDiagnostics(_ bytes: [UInt8], path: String, handlers: [String]) -> [Diagnostic] {
+        let (configuration, diagnostics) = ConfigurationParser.parseAgent(bytes, path: path)
+        guard configuration.inboxSections.contains(where: { $0.handler != nil }) else { return diagnostics }
+        let searchPath = !handlers.isEmpty ? handlers
+            : !configuration.handlerDirectories.isEmpty ? configuration.handlerDirectories
+            : AgentSettings.defaults(environment: CurrentProcess.environmentVariables, isRoot: CurrentProcess.isRoot).handlers
+        let registered = RegistrationLoader.load(directories: searchPath, mime: hostMIME).registrations.map(\.identifier)
+        return diagnostics + InboxSection.unregisteredHandlers(configuration.inboxSections, registered: registered)
     }
 
     /// Prints the problems, each file's in line order, then one line: the count of problems that fail (on stderr) or

@@ -154,7 +154,7 @@ struct RegistrationParserTests {
                            "t.handler:4: invalid type identifier or MIME type 'a,b' in ContentTypes="]),
         Case(name: "DocumentType without ContentTypes", input: lines("[Handler]", "Exec=/bin/true", "[DocumentType]",
                                                                      "Name=Nothing"),
-             diagnostics: ["t.handler:3: [DocumentType] without ContentTypes="]),
+             diagnostics: ["t.handler:3: [DocumentType] without ContentTypes= or NamePatterns="]),
         Case(name: "ExportedType without Identifier", input: lines("[Handler]", "Exec=/bin/true", "[DocumentType]",
                                                                    "ContentTypes=public.png", "[ExportedType]",
                                                                    "MIMETypes=text/x-foo"),

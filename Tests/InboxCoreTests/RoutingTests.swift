@@ -58,7 +58,7 @@ struct RoutingTests {
     @Test(arguments: cases)
     func decide(_ test: Case) {
         let request = test.handler.map { Routing.Request(handler: $0, override: test.override, trusted: test.trusted) }
-        #expect(Routing.decide(type: test.type, request: request, index: Self.index, database: .builtin,
+        #expect(Routing.decide(Routing.Subject(type: test.type), request: request, index: Self.index, database: .builtin,
                                preferences: HandlerPreferences(byType: test.preferences)) == test.decision)
     }
 

@@ -40,7 +40,8 @@ import Testing
             For each FILE: its name and file:// URL, its type and conformance chain, its MIME type, what
             decided the type (attribute, extension, content or fallback, as INBOX_TYPE_SOURCE in the
             journal), what its content was sniffed as and any mismatch, the icons of the document type that
-            matched, and the candidate handlers, best first, the chosen one marked with the reason. The exit
+            matched, and the candidate handlers, best first, the chosen one marked with the reason (a
+            name pattern, or the Inbox's binding when the file lies in a bound Inbox). The exit
             status is 1 when a file could not be read; the others are still shown.
 
             USAGE: inboxctl info FILE... [--json]
@@ -58,8 +59,10 @@ import Testing
             With no argument, every registration file in the search path with its state: active, masked (a
             symlink to /dev/null) or broken (with its first error as file:line), and its document types.
             With FILE or --type UTI, the candidate handlers, best first: their rank, the type they matched,
-            its distance from the file's type and whether defaults.conf prefers them; the chosen one is
-            marked with '*' and the reason.
+            its distance from the file's type, the name pattern that matched FILE's name and whether
+            defaults.conf prefers them; the chosen one is marked with '*' and the reason. A FILE in an Inbox
+            bound to a handler ([Inbox] Handler= in inboxd.conf) has that handler only, if it opens it.
+            With --type, the document types that claim files of the type by name are listed after.
 
             USAGE: inboxctl handlers [FILE | --type UTI] [--json]
 

@@ -20,6 +20,8 @@ public struct AgentConfiguration: Sendable, Hashable {
     public var landlock: LandlockMode?
     /// ContentSniffing=: whether libmagic's view of the content takes part in deciding a file's type.
     public var contentSniffing: Bool?
+    /// The [Inbox] sections: drop Inboxes of their own, each perhaps bound to a handler.
+    public var inboxSections: [InboxSection] = []
 
     /// Creates a configuration; every setting defaults to "unset".
     public init(inboxes: [String] = [], handlerDirectories: [String] = [], stateDirectory: String? = nil,

@@ -7,12 +7,15 @@ public enum ConfigurationParser {
 
     /// inboxd.conf: [Agent] Inbox= and HandlersDirectory= (repeatable, empty clears), StateDirectory=, MaxConcurrent=,
     /// MaxAttempts=, RetryDelaySec= (time span), TimeoutSec=,
-    /// Landlock=, ContentSniffing=. Paths must be absolute.
+    /// Landlock=, ContentSniffing=; and repeatable [Inbox] sections, Path= and Handler= (`readInboxes`). Paths must be
+    /// absolute.
     public static func parseAgent(_ bytes: [UInt8], path: String) -> (configuration: AgentConfiguration,
                                                                        diagnostics: [Diagnostic]) {
         var sink = DiagnosticSink(path: path, diagnostics: [])
         var configuration = AgentConfiguration()
-        for entry in entries(of: "Agent", in: bytes, path: path, sink: &sink) {
+        var inboxSections: [INISection] = []
+        let agentEntries = entries(of: "Agent", in: bytes, path: path, sink: &sink, also: "Inbox", into: &inboxSections)
+        for entry in agentEntries {
             let value = entry.value
             switch entry.key {
             case "Inbox":
@@ -55,6 +58,7 @@ public enum ConfigurationParser {
                 sink.unknownKey(entry, in: "Agent")
             }
         }
+        configuration.inboxSections = readInboxes(inboxSections, agentEntries: agentEntries, sink: &sink)
         return (configuration, sink.sorted)
     }
 
@@ -79,16 +83,29 @@ public enum ConfigurationParser {
         return (preferences, sink.sorted)
     }
 
-    /// Lexes a file and returns the entries of its `[name]` sections; other sections are warned about.
-    private static func entries(of name: String, in bytes: [UInt8], path: String,
-                                sink: inout DiagnosticSink) -> [INIEntry] {
+    /// Lexes a file and returns the entries of its `[name]` sections, and in `others` its `[also]` sections (each
+    /// one of its own); other sections are warned about.
+    private static func entries(of name: String, in bytes: [UInt8], path: String, sink: inout DiagnosticSink,
+                                also: String? = nil, into others: inout [INISection]) -> [INIEntry] {
         let document = INILexer.lex(bytes, path: path, maximumSize: maximumSize)
         sink = DiagnosticSink(path: path, diagnostics: document.diagnostics)
         var entries: [INIEntry] = []
         for section in document.sections {
-            if section.name == name { entries += section.entries } else { unknownSection(section, sink: &sink) }
+            if section.name == name {
+                entries += section.entries
+            } else if section.name == also {
+                others.append(section)
+            } else {
+                unknownSection(section, sink: &sink)
+            }
         }
         return entries
+    }
+
+    private static func entries(of name: String, in bytes: [UInt8], path: String,
+                                sink: inout DiagnosticSink) -> [INIEntry] {
+        var none: [INISection] = []
+        return entries(of: name, in: bytes, path: path, sink: &sink, into: &none)
     }
 
     private static func unknownSection(_ section: INISection, sink: inout DiagnosticSink) {
@@ -96,7 +113,7 @@ public enum ConfigurationParser {
         sink.warning(section.line, "unknown section [\(section.name)], ignored")
     }
 
-    private static func absolutePath(_ entry: INIEntry, sink: inout DiagnosticSink) -> String? {
+    static func absolutePath(_ entry: INIEntry, sink: inout DiagnosticSink) -> String? {
         guard entry.value.hasPrefix("/") else {
             sink.error(entry.line, "\(entry.key)= must be an absolute path, got '\(entry.value.abbreviated)'")
             return nil

@@ -10,6 +10,10 @@ public struct Delivery: Sendable, Hashable {
         case sender
         /// The sender's choice of a handler that does not claim the type (`user.inbox.handler-override`).
         case senderOverride = "sender-override"
+        /// The file came through an Inbox bound to the handler (`[Inbox] Handler=`).
+        case inbox
+        /// The document type claimed the file's name (`NamePatterns=`).
+        case namePattern = "name-pattern"
 
         /// The value of `INBOX_CHOSEN_BY`, nil for rank selection.
         public var journalValue: String? { self == .rank ? nil : rawValue }

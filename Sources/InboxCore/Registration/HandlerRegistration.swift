@@ -2,8 +2,12 @@
 public struct DocumentType: Sendable, Hashable {
     /// Name=; defaults to the first content type.
     public var name: String
-    /// ContentTypes=: UTIs this entry claims; a file matches if its type conforms to one.
+    /// ContentTypes=: UTIs this entry claims; a file matches if its type conforms to one. Empty only with
+    /// namePatterns: then any type.
     public var contentTypes: [String]
+    /// NamePatterns=: when not empty, the entry claims only files whose name matches one of them (and whose type
+    /// conforms to contentTypes, when there are any); such a claim comes before every claim by type alone.
+    public var namePatterns: [NamePattern] = []
     /// Rank=; defaults to Default.
     public var rank: HandlerRank
     /// Role=; defaults to Viewer.

@@ -88,7 +88,7 @@ enum SectionReader {
     }
 
     /// Every key `readDocumentType` knows; keep in step with its switch.
-    static let documentTypeKeys: Set<String> = ["Name", "ContentTypes", "Rank", "Role", "IconFiles"]
+    static let documentTypeKeys: Set<String> = ["Name", "ContentTypes", "NamePatterns", "Rank", "Role", "IconFiles"]
     /// Every key `readTypeDeclaration` knows; keep in step with its switch.
     static let typeDeclarationKeys: Set<String> = ["Identifier", "Description", "ConformsTo", "Extensions", "MIMETypes"]
 
@@ -98,11 +98,22 @@ enum SectionReader {
         var rank = HandlerRank.default
         var role = HandlerRole.viewer
         var iconFiles: [String] = []
+        var namePatterns: [NamePattern] = []
         var valid = true
         for entry in section.entries {
             switch entry.key {
             case "Name":
                 name = entry.value.isEmpty ? nil : entry.value
+            case "NamePatterns":
+                if entry.value.isEmpty { namePatterns.removeAll() }
+                for word in entry.value.split(whereSeparator: { $0 == " " || $0 == "\t" }) {
+                    do {
+                        namePatterns.append(try NamePattern(String(word)))
+                    } catch {
+                        sink.error(entry.line, "invalid name pattern '\(String(word).abbreviated)' in \(entry.spelling): \(error)")
+                        valid = false
+                    }
+                }
             case "ContentTypes":
                 // UTIs, or MIME types (`image/png`), which are taken as the UTI the type database gives them.
                 if !readList(entry, into: &contentTypes, what: "type identifier or MIME type",
@@ -136,13 +147,15 @@ enum SectionReader {
                 sink.unknownKey(entry, in: section.name, known: documentTypeKeys)
             }
         }
-        guard !contentTypes.isEmpty else {
-            sink.error(section.line, "[DocumentType] without ContentTypes=")
+        guard !contentTypes.isEmpty || !namePatterns.isEmpty else {
+            sink.error(section.line, "[DocumentType] without ContentTypes= or NamePatterns=")
             return nil
         }
         guard valid else { return nil }
-        return DocumentType(name: name ?? contentTypes[0], contentTypes: contentTypes, rank: rank, role: role,
-                            iconFiles: iconFiles, location: sink.location(section.line))
+        var type = DocumentType(name: name ?? contentTypes.first ?? namePatterns[0].text, contentTypes: contentTypes,
+                                rank: rank, role: role, iconFiles: iconFiles, location: sink.location(section.line))
+        type.namePatterns = namePatterns
+        return type
     }
 
     /// Reads an [ExportedType], [ImportedType] or type-table [Type] section; `origin` makes the declaration's

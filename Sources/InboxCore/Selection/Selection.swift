@@ -10,6 +10,8 @@ public struct Candidate: Sendable, Hashable {
     public let distance: Int
     /// True if defaults.conf names this handler for the file's type or its nearest listed ancestor.
     public let preferred: Bool
+    /// The `NamePatterns=` word that matched the file's name, when the document type claims it by name.
+    public var namePattern: String?
 
     /// Creates a candidate.
     public init(handler: String, documentType: DocumentType, matchedType: String, distance: Int, preferred: Bool) {
@@ -30,8 +32,9 @@ public struct Selection: Sendable, Hashable {
     public let candidates: [Candidate]
     /// The handler to launch, if any.
     public var chosen: Candidate? { candidates.first }
-    /// A short phrase: "preferred in defaults.conf", "rank Owner", "more specific type public.png",
-    /// "tie broken by identifier", "only candidate", "no handler for public.data".
+    /// A short phrase: "name matches *.invoice.pdf", "preferred in defaults.conf", "rank Owner", "more specific type
+    /// public.png", "tie broken by identifier", "only candidate", "no handler for public.data", or what an Inbox's
+    /// binding decided (`Routing.select`).
     public let reason: String
     /// True when the top two were equal in preference, rank and distance.
     public let tieBroken: Bool
@@ -49,6 +52,12 @@ public struct Selection: Sendable, Hashable {
             self.init(candidates: [], reason: "no handler for \(type)", tieBroken: false)
             return
         }
+        // A claim by name comes before every claim by type; between two of a kind, the order below decides.
+        let byName = first.namePattern.map { "name matches \($0)" }
+        if let byName, second?.namePattern == nil {
+            self.init(candidates: candidates, reason: byName, tieBroken: false)
+            return
+        }
         guard let second else {
             self.init(candidates: candidates, reason: first.preferred ? "preferred in defaults.conf" : "only candidate",
                       tieBroken: false)
@@ -64,6 +73,7 @@ public struct Selection: Sendable, Hashable {
         } else {
             reason = "tie broken by identifier"
         }
-        self.init(candidates: candidates, reason: reason, tieBroken: reason == "tie broken by identifier")
+        self.init(candidates: candidates, reason: byName.map { "\($0), then \(reason)" } ?? reason,
+                  tieBroken: reason == "tie broken by identifier")
     }
 }

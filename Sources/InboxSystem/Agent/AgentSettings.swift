@@ -3,7 +3,16 @@ import InboxCore
 
 /// Everything the agent needs to run, after flags, config file and defaults are combined.
 public struct AgentSettings: Sendable {
+    /// Every drop Inbox watched: those of `[Agent] Inbox=` (or `--inbox`, or the default), then those of the
+    /// [Inbox] sections.
     public var inboxes: [String]
+    /// The [Inbox] sections of inboxd.conf; their paths are in `inboxes` too.
+    public var inboxSections: [InboxSection] = [] {
+        didSet { bindings = Dictionary(inboxSections.compactMap { s in s.binding.map { (s.path, $0) } },
+                                       uniquingKeysWith: { first, _ in first }) }
+    }
+    /// The bound Inboxes by path, for the router's one look-up per file (none when nothing is bound).
+    public private(set) var bindings: [String: Routing.Binding] = [:]
     public var handlerDirectories: [String]
     public var stateDirectory: String
     public var runtimeDirectory: String

@@ -43,8 +43,11 @@ public enum SettingsResolver {
                 return (.failure(ResolveError("\(configPath): \(error)", invalid: false)), diagnostics)
             }
         }
-        let inboxes = !overrides.inboxes.isEmpty ? overrides.inboxes
-            : (!config.inboxes.isEmpty ? config.inboxes : [defaults.inbox])
+        // The default drop Inbox only when no Inbox is configured at all: an [Inbox] section is one.
+        let bound = config.inboxSections.map(\.path)
+        let plain = !overrides.inboxes.isEmpty ? overrides.inboxes
+            : (!config.inboxes.isEmpty || !bound.isEmpty ? config.inboxes : [defaults.inbox])
+        let inboxes = plain.filter { !bound.contains(ConfigurationParser.normalized($0)) } + bound
         let handlers = !overrides.handlers.isEmpty ? overrides.handlers
             : (!config.handlerDirectories.isEmpty ? config.handlerDirectories : defaults.handlers)
         var policy = RetryPolicy()
@@ -62,6 +65,7 @@ public enum SettingsResolver {
             logTarget: overrides.logTarget ?? .auto, logLevel: overrides.logLevel ?? .info)
         settings.landlock = config.landlock ?? .auto
         settings.contentSniffing = config.contentSniffing ?? true
+        settings.inboxSections = config.inboxSections
         return (.success(settings), diagnostics)
     }
 

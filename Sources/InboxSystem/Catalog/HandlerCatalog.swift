@@ -14,6 +14,11 @@ public final class HandlerCatalog {
 
     public let loaded: LoadedRegistrations
     public let preferences: HandlerPreferences
+    /// The bound drop Inboxes by path (`[Inbox] Handler=`).
+    private let bindings: [String: Routing.Binding]
+    /// Some document type has NamePatterns=: only then does a file's name take part (kept here, since `index` is a
+    /// copy of a struct of tables, which the router asks about every file).
+    public let hasNamePatterns: Bool
     public let identities: [String: Result<Identity, Identity.LookupError>]
     /// What was wrong while loading, for the journal or the terminal; none of it stopped the load.
     public let problems: [Problem]
@@ -38,9 +43,11 @@ public final class HandlerCatalog {
     public var index: SelectionIndex { loaded.index }
     public var registrations: [HandlerRegistration] { loaded.registrations }
 
-    init(loaded: LoadedRegistrations, preferences: HandlerPreferences,
+    init(loaded: LoadedRegistrations, preferences: HandlerPreferences, bindings: [String: Routing.Binding] = [:],
          identities: [String: Result<Identity, Identity.LookupError>], problems: [Problem], loadedAt: Duration) {
         self.loaded = loaded
+        self.bindings = bindings
+        hasNamePatterns = loaded.index.hasNamePatterns
         self.preferences = preferences
         self.identities = identities
         self.problems = problems
@@ -71,8 +78,20 @@ public final class HandlerCatalog {
         let (preferences, diagnostics, problem) = Preferences.load(settings.defaultsFile)
         problems += diagnostics.map { .diagnostic($0) }
         if let problem { problems.append(.message(problem, file: settings.defaultsFile, severity: .warning)) }
-        return HandlerCatalog(loaded: loaded, preferences: preferences, identities: identities, problems: problems,
-                              loadedAt: time)
+        problems += InboxSection.unregisteredHandlers(settings.inboxSections,
+                                                      registered: loaded.registrations.map(\.identifier))
+            .map { .diagnostic($0) }
+        return HandlerCatalog(loaded: loaded, preferences: preferences, bindings: settings.bindings,
+                              identities: identities, problems: problems, loadedAt: time)
+    }
+
+    /// True if some drop Inbox is bound to a handler.
+    public var hasBindings: Bool { !bindings.isEmpty }
+
+    /// The binding of the drop Inbox at `path`, if it is bound.
+    public func binding(forInbox path: String) -> Routing.Binding? {
+        guard !bindings.isEmpty else { return nil }
+        return bindings[path] ?? bindings[ConfigurationParser.normalized(path)]
     }
 
     /// The registration with this identifier.
@@ -89,20 +108,46 @@ public final class HandlerCatalog {
         return chain
     }
 
-    /// Where a file of `type` goes (`Routing.decide`). What a sender asked for is decided afresh; the choice among
-    /// the registrations alone is made once per type and kept with the catalog, which a reload replaces whole.
+    /// Where a file goes (`Routing.decide`). What a sender asked for is decided afresh; the choice among the
+    /// registrations alone is made once per type (and bound handler) and kept with the catalog, which a reload
+    /// replaces whole. A file's name matters only when a name pattern matches it: without patterns in the load, the
+    /// name is not looked at.
+    public func decision(for subject: Routing.Subject, request: Routing.Request?) -> Routing.Decision {
+        guard request == nil, !matchesNamePattern(subject.name) else {
+            return Routing.decide(subject, request: request, index: index, database: database, preferences: preferences)
+        }
+        let key = subject.binding.map { $0.handler + "\u{0}" + subject.type } ?? subject.type
+        if let known = decisions[key] { return known }
+        let decision = Routing.decide(Routing.Subject(type: subject.type, binding: subject.binding), request: nil,
+                                      index: index, database: database, preferences: preferences)
+        decisions[key] = decision
+        return decision
+    }
+
+    /// Where a file of `type` goes when neither its name nor its Inbox can matter (no bound Inbox, no NamePatterns= in
+    /// the load): the per-type cache, with no subject to build per file.
     public func decision(for type: String, request: Routing.Request?) -> Routing.Decision {
         if request == nil, let known = decisions[type] { return known }
-        let decision = Routing.decide(type: type, request: request, index: index, database: database,
+        let decision = Routing.decide(Routing.Subject(type: type), request: request, index: index, database: database,
                                       preferences: preferences)
         if request == nil { decisions[type] = decision }
         return decision
     }
 
-    /// The ranked candidates for a type, as the agent chooses (the "Open In" list).
+    /// True if some document type's NamePatterns= matches the name.
+    private func matchesNamePattern(_ name: String?) -> Bool {
+        guard let name, hasNamePatterns else { return false }
+        return index.anyPatternMatches(lowercased: name.lowercased())
+    }
+
+    /// The ranked candidates for a file, as the agent chooses (the "Open In" list; with a binding, its handler only).
+    public func candidates(for subject: Routing.Subject, role: HandlerRole? = nil) -> Selection {
+        Routing.select(subject, index: index, database: database, preferences: preferences, ranking: .all, role: role)
+    }
+
+    /// The ranked candidates for a type, by type alone.
     public func candidates(for type: String, role: HandlerRole? = nil) -> Selection {
-        HandlerSelector.select(type: type, index: index, database: database, preferences: preferences, ranking: .all,
-                               role: role)
+        candidates(for: Routing.Subject(type: type), role: role)
     }
 
     /// "/etc/inboxd/handlers.d, /run/inboxd/handlers.d (missing)": where registrations were looked for.

@@ -13,6 +13,9 @@ public enum AgentAttribute {
     /// "<n>", written just before attempt n is launched; "<n> stopped" once the agent's own shutdown stopped it
     /// (read as `RecordedAttempts`).
     public static let started = "user.inboxd.started"
+    /// The path of the bound drop Inbox (`[Inbox] Handler=`) a file was dropped in, so that a file the agent holds
+    /// (unhandled/, or rerouted) keeps its Inbox's binding; absent for files of unbound Inboxes.
+    public static let inbox = "user.inboxd.inbox"
 
     /// The delivery id, the sender's uid and the name it was dropped as of `user.inboxd.delivery`, when the attribute
     /// is well formed (files recorded before the name was kept have none).

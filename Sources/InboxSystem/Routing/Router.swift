@@ -70,7 +70,15 @@ final class Router {
                 "INBOX_TYPE_SOURCE": type.source.rawValue, "INBOX_SOURCE_APP": arrival.metadata.sourceApp,
                 "INBOX_SOURCE_UID": String(arrival.sourceUID)])
         }
-        switch catalog.decision(for: type.identifier, request: arrival.request) {
+        // The name only when some document type claims by name (cleanName is made afresh at each use); by type
+        // alone, as fast as ever, when neither the name nor the Inbox can matter.
+        let binding = binding(of: arrival)
+        let decision = binding == nil && !catalog.hasNamePatterns
+            ? catalog.decision(for: type.identifier, request: arrival.request)
+            : catalog.decision(for: Routing.Subject(type: type.identifier,
+                                                    name: catalog.hasNamePatterns ? arrival.cleanName : nil,
+                                                    binding: binding), request: arrival.request)
+        switch decision {
         case .deliver(let handler, let chosenBy, let tied):
             if chosenBy == .senderOverride {
                 logger.log(.notice, "Delivering \(arrival.shown) (\(type.identifier)) to \(handler), which does not claim "
@@ -84,12 +92,31 @@ final class Router {
                            fields: ["INBOX_CONTENT_TYPE": type.identifier, "INBOX_HANDLER": handler,
                                     "INBOX_CANDIDATES": tied.joined(separator: " ")])
             }
-            place(arrival, with: handler, chosenBy: chosenBy, type: type, leased: leased)
-        case .park(let requested):
-            park(arrival, type: type, requested: requested)
+            place(arrival, with: handler, chosenBy: chosenBy, type: type, leased: leased, binding: binding)
+        case .park(let requested, let reason):
+            park(arrival, type: type, requested: requested, reason: reason, binding: binding)
         case .reject(let reason):
             quarantine.reject(arrival, reason: reason, contentType: type.identifier, requested: arrival.metadata.handler)
         }
+    }
+
+    /// The binding of the drop Inbox the arrival came from: the directory it lies in when dropped, the one recorded on
+    /// it (`AgentAttribute.inbox`) when the agent holds it. Nothing is looked up when no Inbox is bound.
+    private func binding(of arrival: Arrival) -> Routing.Binding? {
+        guard catalog.hasBindings else { return nil }
+        switch arrival.origin {
+        case .dropped:
+            return catalog.binding(forInbox: arrival.directory.path)
+        case .held:
+            return ExtendedAttributes(arrival.file.descriptor).readString(AgentAttribute.inbox, limit: 4096)
+                .flatMap { catalog.binding(forInbox: $0) }
+        }
+    }
+
+    /// Records the bound Inbox on the agent's file, beside `Arrival.stamp` (which removes what was there before).
+    private func record(_ binding: Routing.Binding?, of arrival: Arrival, on file: FileDescriptor) {
+        guard let binding, arrival.origin == .dropped else { return }
+        ExtendedAttributes(file).write(AgentAttribute.inbox, binding.inbox)
     }
 
     /// The arrival's type, with what the inspection found logged; nil (the file refused to failed/) when it crashed
@@ -109,7 +136,7 @@ final class Router {
 
     /// Moves the file into the handler's container Inbox and queues its delivery.
     private func place(_ arrival: Arrival, with handler: String, chosenBy: Delivery.ChosenBy, type: ResolvedType,
-                       leased: Bool) {
+                       leased: Bool, binding: Routing.Binding?) {
         let container: Container
         do throws(SystemError) {
             container = try state.container(for: handler, identity: catalog.identity(for: handler))
@@ -120,7 +147,11 @@ final class Router {
         guard let staging = state.intake else { return }
         switch arrival.directory.relocate(arrival.name, file: arrival.file, to: container.inbox, preferred: arrival.cleanName,
                                           via: staging, rejectsTo: state.failed, sidecar: arrival.agentSidecar,
-                                          prepare: { arrival.stamp($0); handOver($0, to: handler) }) {
+                                          prepare: { file in
+                                              arrival.stamp(file)
+                                              record(binding, of: arrival, on: file)
+                                              handOver(file, to: handler)
+                                          }) {
         case .moved(let newName, let copy):
             // A writer that came after the lease is the sender's (only it could name the file): not delivered.
             if leased && copy == nil && !arrival.file.descriptor.readLeaseIntact {
@@ -226,22 +257,28 @@ final class Router {
         }
     }
 
-    /// No handler for the type, or the one its sender chose (`requested`) is not registered: kept intact in
-    /// unhandled/ until a registration for it appears.
-    private func park(_ arrival: Arrival, type: ResolvedType, requested: String?) {
+    /// No handler for the type, the one its sender chose (`requested`) is not registered, or the one its Inbox is
+    /// bound to cannot have it (`reason`): kept intact in unhandled/ until the registrations change.
+    private func park(_ arrival: Arrival, type: ResolvedType, requested: String?, reason: String?,
+                      binding: Routing.Binding?) {
         guard let unhandled = state.unhandled, let staging = state.intake, arrival.directory !== unhandled else { return }
         switch arrival.directory.relocate(arrival.name, file: arrival.file, to: unhandled, preferred: arrival.cleanName,
                                           via: staging, rejectsTo: state.failed, sidecar: arrival.agentSidecar,
-                                          prepare: { arrival.stamp($0) }) {
+                                          prepare: { file in
+                                              arrival.stamp(file)
+                                              record(binding, of: arrival, on: file)
+                                          }) {
         case .moved(let newName, let copy):
             copy?.close()
-            let what = requested.map { "No handler \($0) (its sender's choice) for \(type.identifier)" }
+            let what = reason.map { "\(arrival.cleanName) (\(type.identifier)): \($0)" }
+                ?? requested.map { "No handler \($0) (its sender's choice) for \(type.identifier)" }
                 ?? "No handler for \(type.identifier)"
             logger.log(.info, "\(what); kept \(unhandled.child(newName))", event: .unhandled, fields: [
                 "INBOX_FILE": unhandled.child(newName), "INBOX_DELIVERY_ID": arrival.id,
                 "INBOX_CONTENT_TYPE": type.identifier, "INBOX_TYPE_SOURCE": type.source.rawValue,
                 "INBOX_SOURCE_APP": arrival.metadata.sourceApp, "INBOX_SOURCE_UID": String(arrival.sourceUID),
-                "INBOX_REQUESTED_HANDLER": requested])
+                "INBOX_REQUESTED_HANDLER": requested, "INBOX_BOUND_HANDLER": binding?.handler,
+                "INBOX_INBOX": binding?.inbox])
         case .swapped(let found, let keptAs):
             quarantine.swapped(arrival, found: found, keptAs: keptAs)
         case .failed(let error):
