@@ -65,6 +65,11 @@ public struct AgentStatus: Sendable, Hashable {
     /// are back.
     public var missingInboxes: [String] = []
     public var stateDirectory: String = ""
+    /// Inboxes on another mount than the state directory: their files are copied, not moved, and what is not a
+    /// regular file is left in place.
+    public var crossMountInboxes: [String] = []
+    /// Entries that could not be moved aside, left where they were (`inboxctl list failed` names them).
+    public var leftInPlace: Int = 0
     public var queued: Int = 0
     public var inFlight: [InFlight] = []
     /// Resident handlers' instances, oldest first.
@@ -97,6 +102,8 @@ public struct AgentStatus: Sendable, Hashable {
             + "\"inboxes\":[\(inboxes.map(JSON.quote).joined(separator: ","))],"
             + "\"missingInboxes\":[\(missingInboxes.map(JSON.quote).joined(separator: ","))],"
             + "\"stateDirectory\":\(JSON.quote(stateDirectory)),"
+            + "\"crossMountInboxes\":[\(crossMountInboxes.map(JSON.quote).joined(separator: ","))],"
+            + "\"leftInPlace\":\(leftInPlace),"
             + "\"queued\":\(queued),\"inFlight\":[\(inFlight.joined(separator: ","))],"
             + "\"instances\":[\(instances.joined(separator: ","))],"
             + "\"failed\":\(failed),\"unhandled\":\(unhandled),"
@@ -120,6 +127,8 @@ public struct AgentStatus: Sendable, Hashable {
         status.inboxes = value["inboxes"]?.array?.compactMap(\.string) ?? []
         status.missingInboxes = value["missingInboxes"]?.array?.compactMap(\.string) ?? []
         status.stateDirectory = value["stateDirectory"]?.string ?? "?"
+        status.crossMountInboxes = value["crossMountInboxes"]?.array?.compactMap(\.string) ?? []
+        status.leftInPlace = value["leftInPlace"]?.int ?? 0
         status.queued = value["queued"]?.int ?? 0
         status.inFlight = (value["inFlight"]?.array ?? []).map { run in
             InFlight(handler: run["handler"]?.string ?? "?", file: run["file"]?.string ?? "?",
