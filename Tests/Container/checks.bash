@@ -108,12 +108,12 @@ check_agent_sandbox() {
     }
     mounts=$(inside findmnt --task "$pid" --list --noheadings --output TARGET,OPTIONS)
     local target
-    for target in /usr /etc /boot /var/spool/inboxd /var/lib/inboxd; do
+    for target in /usr /etc /boot /var/lib/inboxd; do
         local options
         options=$(awk -v t="$target" '$1 == t { o = $2 } END { print o }' <<<"$mounts")
         [[ -n $options ]] || options=$(awk '$1 == "/" { o = $2 } END { print o }' <<<"$mounts")
         case $target in
-            /var/spool/inboxd | /var/lib/inboxd) want=rw ;;
+            /var/lib/inboxd) want=rw ;;
             *) want=ro ;;
         esac
         if [[ ,$options, != *,"$want",* ]]; then
@@ -121,6 +121,14 @@ check_agent_sandbox() {
             ok=1
         fi
     done
+    # The spool is no mount of its own: /var/spool/inboxd leads into /var/lib/inboxd, and
+    # nothing is mounted beneath either (rename(2) cannot cross a mount).
+    local inner
+    inner=$(awk '$1 ~ "^/var/spool/inboxd" || $1 ~ "^/var/lib/inboxd/" { print $1 }' <<<"$mounts" | paste -sd' ')
+    if [[ -n $inner ]]; then
+        echo "    mounts of their own in the agent's namespace: $inner"
+        ok=1
+    fi
     landlock=$(inside journalctl --quiet --no-pager --unit=inboxd.service --output=cat \
         --grep='Handlers are sandboxed with Landlock ABI' | tail -n 1)
     if [[ -n $landlock ]]; then
@@ -656,7 +664,8 @@ check_examples_installed() {
     inside sed -n '/^# Installed in/,/^#$/p' /usr/lib/inboxd/examples/handlers.d/com.example.image-viewer.handler |
         sed 's/^/    /'
     after=$(cursor)
-    as sender sh -c 'cd && printf "{\"a\": 1}\n" >sums.json && inboxctl send sums.json' >/dev/null || return 1
+    as sender sh -c 'cd && printf "{\"a\": 1}\n" >sums.json && inboxctl send --inbox "$1" sums.json' sh "$spool" >/dev/null ||
+        return 1
     wait_for 30 "the checksum example's line in Documents/checksums.tsv" inside grep -q sums.json \
         /var/lib/inboxd/containers/com.example.checksum/Documents/checksums.tsv || {
         unit_log "$after" --output=cat | tail -n 10 | sed 's/^/    /'
