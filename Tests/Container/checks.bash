@@ -166,7 +166,7 @@ check_registrations() {
     local examples
     inside install -d -m 0755 /usr/local/libexec/inboxd-tests
     local program
-    for program in probe slow failing; do
+    for program in probe slow failing photos; do
         inside install -m 0755 "/srv/inboxd-tests/bin/$program" /usr/local/libexec/inboxd-tests/ || return 1
     done
     examples=$(inside dpkg --listfiles inboxd | grep -E '/examples/handlers\.d/[^/]+\.(handler|plist)$') || {
@@ -651,6 +651,34 @@ check_inbox_other_mount() {
     return "$ok"
 }
 
+# A handler that writes outside its container, as the unit's comments say: /srv/photos in
+# its registration's ReadWritePaths= and in a drop-in. Without the drop-in the unit's
+# read-only file system stops it; with it, its copy lands there.
+check_handler_output_elsewhere() {
+    local after
+    inside install -d -m 0755 /srv/photos || return 1
+    printf 'shot\n' | as sender sh -c 'cd && cat >one.photo && cp one.photo two.photo' || return 1
+    after=$(cursor)
+    as sender sh -c 'cd && inboxctl send --inbox "$1" one.photo' sh "$spool" >/dev/null || return 1
+    wait_for 30 "the photos handler's line" logged "$after" 'photos: ' || return 1
+    unit_log "$after" --output=cat --grep='^photos: ' | sed 's/^/    without the drop-in: /'
+    logged "$after" 'photos: cannot keep one.photo: Read-only file system' || return 1
+    inside sh -c 'mkdir -p /etc/systemd/system/inboxd.service.d &&
+        printf "[Service]\nReadWritePaths=/srv/photos\n" >/etc/systemd/system/inboxd.service.d/photos.conf &&
+        systemctl daemon-reload && systemctl restart inboxd.service' || return 1
+    wait_for 60 "active (running) after the restart" running || return 1
+    after=$(cursor)
+    as sender sh -c 'cd && inboxctl send --inbox "$1" two.photo' sh "$spool" >/dev/null || return 1
+    wait_for 30 "two.photo in /srv/photos" inside test -f /srv/photos/two.photo || {
+        unit_log "$after" --output=cat | tail -n 5 | sed 's/^/    /'
+        return 1
+    }
+    unit_log "$after" --output=cat --grep='^photos: ' | sed 's/^/    with the drop-in: /'
+    inside sh -c 'rm /etc/systemd/system/inboxd.service.d/photos.conf && systemctl daemon-reload &&
+        systemctl restart inboxd.service' || return 1
+    wait_for 60 "active (running) after the restart" running
+}
+
 # The packaged examples as installed: linked as the README says (check_registrations),
 # they name no placeholder and no script of the repository, and the Swift resident one
 # handles a file (the image viewer and the profile viewer have in check_user_drop).
@@ -692,6 +720,7 @@ run_checks() {
     check "journalctl -x explains a failed delivery (catalog)" check_failure_catalog || true
     check "an extra Inbox as documented: in the spool, moved by inode" check_inbox_elsewhere || true
     check "an Inbox on a mount of its own: warned, left entries shown once" check_inbox_other_mount || true
+    check "a handler's output in /srv/photos: the documented drop-in" check_handler_output_elsewhere || true
     check "user unit: systemctl --user for a lingering user" check_user_instance || true
     check "dpkg --remove: stopped, gone, configuration and state kept" check_remove || true
     check "dpkg --purge: configuration, state and spool gone" check_purge || true
