@@ -93,14 +93,38 @@ enum ListCommand: InboxctlCommand {
         let items = entries.map { entry in
             item(entry, which: which, inspection: inspection, now: now, retrySuffix: suffix)
         }
+        // What could not even be moved aside into failed/ is still where it was dropped: listed with failed/.
+        let left = which == "failed" ? state.map { LeftInPlace.read(from: $0.root) } ?? [] : []
         if parsed.flag("--json") {
-            Inboxctl.write(json(which: which, directory: directoryPath, items: items) + "\n", to: 1)
+            var text = json(which: which, directory: directoryPath, items: items)
+            if which == "failed" { text = String(text.dropLast()) + ",\"leftInPlace\":" + leftJSON(left) + "}" }
+            Inboxctl.write(text + "\n", to: 1)
             return 0
         }
-        Inboxctl.write(render(which: which, directory: directoryPath, items: items), to: 1)
+        Inboxctl.write(render(which: which, directory: directoryPath, items: items) + renderLeft(left, now: now), to: 1)
         // An empty list may be the wrong instance's: say which this is, and how to look at the other.
-        if items.isEmpty { Inboxctl.write(resolved.hint("inboxctl list \(which)"), to: 1) }
+        if items.isEmpty && left.isEmpty { Inboxctl.write(resolved.hint("inboxctl list \(which)"), to: 1) }
         return 0
+    }
+
+    /// The entries left in place (`LeftInPlace`), after failed/'s files.
+    static func renderLeft(_ left: [LeftInPlace.Entry], now: Int64) -> String {
+        guard !left.isEmpty else { return "" }
+        let rows = left.map { [$0.path, $0.kind, age(max(0, (now - $0.sinceUSec) / 1_000_000)), $0.reason] }
+        let header = ["PATH", "KIND", "AGE", "REASON"]
+        let widths = (0..<3).map { column in ([header] + rows).map { $0[column].count }.max() ?? 0 }
+        let line = { (row: [String]) in
+            (0..<3).map { row[$0].padding(to: widths[$0]) }.joined(separator: "  ") + "  " + row[3] + "\n"
+        }
+        return "\nLeft in place, not moved aside: \(left.count) entr\(left.count == 1 ? "y" : "ies") (remove each by hand)\n"
+            + line(header) + rows.map(line).joined()
+    }
+
+    static func leftJSON(_ left: [LeftInPlace.Entry]) -> String {
+        "[" + left.map { entry in
+            JSONText.object([("path", JSON.quote(entry.path)), ("kind", JSON.quote(entry.kind)),
+                             ("reason", JSON.quote(entry.reason)), ("sinceUSec", String(entry.sinceUSec))])
+        }.joined(separator: ",") + "]"
     }
 
     static func item(_ entry: HeldFiles.Entry, which: String, inspection: Inspection?, now: Int64,

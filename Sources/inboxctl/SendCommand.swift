@@ -218,14 +218,17 @@ enum SendCommand: InboxctlCommand {
         }
         do { try output.fsync() } catch { return fail("fsync: \(error)") }
         if Interruption.signal != 0 { return fail("interrupted") }
+        // Closed before it is renamed into place: the agent moves the very inode on and refuses one that its sender
+        // still holds open for writing (its read lease would be broken).
+        output.close()
         switch inbox.publish(Array(temporary.utf8), preferred: name, sidecar: sidecar) {
         case .success(let placed):
-            output.close()
             // Only a user who may list the Inbox can sync it; for the others the rename is atomic, not yet durable.
             inbox.syncEntries()
             return .success(inbox.child(placed))
         case .failure(let error):
-            return fail("cannot put it in place: \(error)")
+            inbox.remove(Array(temporary.utf8))
+            return .failure(Failure(message: "cannot put it in place: \(error)"))
         }
     }
 

@@ -105,6 +105,10 @@ enum StatusCommand: InboxctlCommand {
                                + " (gone: nothing is taken until it is back)"))
         }
         lines.append(field("State", status.stateDirectory))
+        for inbox in status.crossMountInboxes {
+            lines.append(field("Warning", "\(inbox) is on another mount than \(status.stateDirectory): its files are "
+                               + "copied, not moved; links and FIFOs are left in place"))
+        }
         lines.append(field("Sandbox", status.landlockABI > 0 ? "Landlock ABI \(status.landlockABI)"
                                                              : "no Landlock (permissions and the after-exit check only)"))
         if !status.contentSniffing {
@@ -140,6 +144,9 @@ enum StatusCommand: InboxctlCommand {
         }
         lines.append(field("failed/", String(status.failed)))
         lines.append(field("unhandled/", String(status.unhandled)))
+        if status.leftInPlace > 0 {
+            lines.append(field("Left in place", "\(status.leftInPlace) (cannot be moved aside: inboxctl list failed)"))
+        }
         lines.append(field("As of", "\(timestamp(written)) (\(duration(sinceWritten)) ago)"))
         return lines.joined(separator: "\n") + "\n"
     }

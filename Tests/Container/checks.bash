@@ -68,6 +68,10 @@ loaded() {
 }
 
 check_install() {
+    # What an older package left: the spool a directory of its own, a file waiting in it.
+    inside sh -c 'install -d -m 0755 /var/spool/inboxd && install -d -m 1733 /var/spool/inboxd/Inbox &&
+        printf "left by an older package\n" >/var/spool/inboxd/Inbox/waiting.dat &&
+        stat -c %i /var/spool/inboxd/Inbox/waiting.dat >/root/waiting.inode' || return 1
     inside dpkg --install /srv/inboxd-tests/inboxd.deb >/dev/null || return 1
     wait_for 60 "inboxd.service active (running) with the agent's STATUS=" running || {
         inside systemctl status --no-pager --lines=20 inboxd.service
@@ -105,12 +109,12 @@ check_agent_sandbox() {
     }
     mounts=$(inside findmnt --task "$pid" --list --noheadings --output TARGET,OPTIONS)
     local target
-    for target in /usr /etc /boot /var/spool/inboxd /var/lib/inboxd; do
+    for target in /usr /etc /boot /var/lib/inboxd; do
         local options
         options=$(awk -v t="$target" '$1 == t { o = $2 } END { print o }' <<<"$mounts")
         [[ -n $options ]] || options=$(awk '$1 == "/" { o = $2 } END { print o }' <<<"$mounts")
         case $target in
-            /var/spool/inboxd | /var/lib/inboxd) want=rw ;;
+            /var/lib/inboxd) want=rw ;;
             *) want=ro ;;
         esac
         if [[ ,$options, != *,"$want",* ]]; then
@@ -118,6 +122,14 @@ check_agent_sandbox() {
             ok=1
         fi
     done
+    # The spool is no mount of its own: /var/spool/inboxd leads into /var/lib/inboxd, and
+    # nothing is mounted beneath either (rename(2) cannot cross a mount).
+    local inner
+    inner=$(awk '$1 ~ "^/var/spool/inboxd" || $1 ~ "^/var/lib/inboxd/" { print $1 }' <<<"$mounts" | paste -sd' ')
+    if [[ -n $inner ]]; then
+        echo "    mounts of their own in the agent's namespace: $inner"
+        ok=1
+    fi
     landlock=$(inside journalctl --quiet --no-pager --unit=inboxd.service --output=cat \
         --grep='Handlers are sandboxed with Landlock ABI' | tail -n 1)
     if [[ -n $landlock ]]; then
@@ -155,7 +167,7 @@ check_registrations() {
     local examples
     inside install -d -m 0755 /usr/local/libexec/inboxd-tests
     local program
-    for program in probe slow failing; do
+    for program in probe slow failing photos; do
         inside install -m 0755 "/srv/inboxd-tests/bin/$program" /usr/local/libexec/inboxd-tests/ || return 1
     done
     examples=$(inside dpkg --listfiles inboxd | grep -E '/examples/handlers\.d/[^/]+\.(handler|plist)$') || {
@@ -409,8 +421,27 @@ user_instance() {
 }
 
 check_remove() {
-    inside dpkg --remove inboxd >/dev/null || return 1
-    local ok=0 state
+    local out ok=0 state
+    out=$(inside dpkg --remove inboxd 2>&1) || {
+        printf '%s\n' "$out"
+        return 1
+    }
+    printf '%s\n' "$out" | grep '^inboxd:' | sed 's/^/    /'
+    # It says what it keeps and that a purge deletes it, with the handlers' Documents/.
+    grep -q "^inboxd: kept /var/lib/inboxd .*'apt-get purge inboxd' deletes it" <<<"$out" &&
+        grep -q '^inboxd: .* kept by com.example.profile-viewer in /var/lib/inboxd/containers/com.example.profile-viewer/Documents' <<<"$out" || {
+        echo "    dpkg --remove did not say what it keeps and what a purge deletes"
+        ok=1
+    }
+    if grep -q 'warning' <<<"$out"; then
+        echo "    dpkg --remove warned: $(grep warning <<<"$out")"
+        ok=1
+    fi
+    # The links to the examples lead nowhere now: taken out, made again by a reinstall.
+    if [[ -n $(inside find /etc/inboxd/handlers.d -xtype l) ]]; then
+        echo "    dangling links in /etc/inboxd/handlers.d: $(inside find /etc/inboxd/handlers.d -xtype l | paste -sd' ')"
+        ok=1
+    fi
     state=$(inside dpkg-query --show --showformat='${db:Status-Status}' inboxd)
     [[ $state == config-files ]] || {
         echo "    dpkg status after remove: $state"
@@ -444,7 +475,27 @@ check_remove() {
 check_purge() {
     local conffiles ok=0 path
     conffiles=$(inside dpkg-query --show --showformat='${Conffiles}\n' inboxd | awk 'NF { print $1 }')
-    inside dpkg --purge inboxd >/dev/null || return 1
+    local out
+    out=$(inside dpkg --purge inboxd 2>&1) || {
+        printf '%s\n' "$out"
+        return 1
+    }
+    printf '%s\n' "$out" | grep -E '^(inboxd|dpkg):' | sed 's/^/    /'
+    # Before it deletes them: what, how many, and what the handlers chose to keep.
+    grep -q '^inboxd: purge: deleting /var/lib/inboxd' <<<"$out" &&
+        grep -q '^inboxd: .* kept by com.example.profile-viewer in ' <<<"$out" || {
+        echo "    dpkg --purge did not say what it deletes"
+        ok=1
+    }
+    # dpkg warns only of the administrator's own registrations, which it must not remove.
+    if grep 'warning' <<<"$out" | grep -qv "directory '/etc/inboxd/handlers.d' not empty"; then
+        echo "    dpkg --purge warned: $(grep warning <<<"$out")"
+        ok=1
+    fi
+    if [[ -n $(inside find /etc/inboxd -xtype l 2>/dev/null) ]]; then
+        echo "    dangling links left: $(inside find /etc/inboxd -xtype l | paste -sd' ')"
+        ok=1
+    fi
     local state
     state=$(inside dpkg-query --show --showformat='${db:Status-Status}' inboxd 2>/dev/null || true)
     [[ -z $state || $state == not-installed ]] || {
@@ -453,7 +504,7 @@ check_purge() {
     }
     for path in $conffiles /var/lib/inboxd /var/spool/inboxd /run/inboxd \
         /etc/systemd/system/multi-user.target.wants/inboxd.service; do
-        ! inside test -e "$path" || {
+        ! inside test -e "$path" -o -L "$path" || {
             echo "    $path is still there after purge"
             ok=1
         }
@@ -664,13 +715,222 @@ check_unit_handler_stop() {
 }
 running_unit_is_set() { [[ -n $(running_unit) ]]; }
 
+# The file an older package's spool held (check_install) is in the new spool's care: the
+# postinst moved the directory, the agent took the file (no handler yet: unhandled/), by
+# rename all the way, so it is the same inode; /var/spool/inboxd is the link to the spool.
+check_old_spool() {
+    local inode found link ok=0
+    link=$(inside readlink /var/spool/inboxd || true)
+    [[ $link == ../lib/inboxd/spool ]] || {
+        echo "    /var/spool/inboxd is not the link to the spool (readlink: '$link')"
+        ok=1
+    }
+    inode=$(inside cat /root/waiting.inode)
+    wait_for 30 "waiting.dat in unhandled/" inside test -f /var/lib/inboxd/unhandled/waiting.dat || {
+        echo "    in unhandled/: $(inside ls -A /var/lib/inboxd/unhandled | paste -sd' ')"
+        echo "    in the spool: $(inside ls -A /var/lib/inboxd/spool/Inbox | paste -sd' ')"
+        return 1
+    }
+    found=$(inside stat -c %i /var/lib/inboxd/unhandled/waiting.dat)
+    echo "    waiting.dat: inode $inode in the old spool, $found in unhandled/; /var/spool/inboxd -> $link"
+    [[ $found == "$inode" ]] || {
+        echo "    the file was copied, not moved"
+        ok=1
+    }
+    return "$ok"
+}
+
+# moved_by_rename USER INBOX NAME: USER makes NAME in their home, renames it into INBOX
+# (mv: one rename(2) on this filesystem) and the probe handler reports its Inbox copy's
+# inode (not 'name': that is the container's), which must be the one dropped.
+moved_by_rename() {
+    local user=$1 inbox=$2 file=$3 after inode reported
+    after=$(cursor)
+    inode=$(as "$user" sh -c 'cd && printf "%s\n" "$1" >"$1" && stat -c %i "$1"' sh "$file") || return 1
+    as "$user" sh -c 'cd && mv "$1" "$2/"' sh "$file" "$inbox" || return 1
+    wait_for 30 "the probe's inode line" logged "$after" "probe inode $file:" || return 1
+    reported=$(unit_log "$after" --output=cat | sed -n "s/^probe inode $file: //p" | tail -n 1)
+    echo "    $file: inode $inode dropped in $inbox, $reported in the handler's Inbox"
+    [[ $reported == "$inode" ]] || {
+        echo "    copied, not moved by rename: $(unit_log "$after" --output=cat | grep -i 'cop\|cross' | head -n 3)"
+        return 1
+    }
+}
+
+check_move_by_inode() {
+    moved_by_rename sender "$spool" moved.probe
+}
+
+# A symbolic link, a hard link and a FIFO dropped in the Inbox are renamed into failed/
+# unopened, each with one warning; nothing is left in the Inbox.
+check_moved_aside() {
+    local after ok=0 entry
+    after=$(cursor)
+    as sender sh -c 'cd && printf "mine\n" >hard-source && ln -s /etc/hostname "$1/link.png" &&
+        ln hard-source "$1/hard.png" && mkfifo "$1/pipe.png"' sh "$spool" || return 1
+    for entry in 'symbolic link:link.png:-L' 'hard link:hard.png:-f' 'FIFO:pipe.png:-p'; do
+        local kind=${entry%%:*} rest=${entry#*:}
+        local file=${rest%%:*} test=${rest#*:}
+        if ! wait_for 30 "$file moved aside" inside test "$test" "/var/lib/inboxd/failed/rejected-$file"; then
+            echo "    $kind $file: $(unit_log "$after" --output=cat | grep "$file" | head -n 2)"
+            ok=1
+        fi
+    done
+    unit_log "$after" --output=cat | grep -E 'Moved aside|Left ' | sed 's/^/    /'
+    [[ -z $(inside find "$spool" -mindepth 1) ]] || {
+        echo "    left in the drop Inbox: $(inside find "$spool" -mindepth 1 | paste -sd' ')"
+        ok=1
+    }
+    return "$ok"
+}
+
+# agent_config TEXT: /etc/inboxd/inboxd.conf as installed plus TEXT, then a restart.
+agent_config() {
+    inside sh -c 'sed -n "/^#/p;/^$/p;/^\[/p" /etc/inboxd/inboxd.conf >/etc/inboxd/inboxd.conf.new &&
+        printf "%b" "$1" >>/etc/inboxd/inboxd.conf.new && mv /etc/inboxd/inboxd.conf.new /etc/inboxd/inboxd.conf' \
+        sh "$1" || return 1
+    inside systemctl daemon-reload || return 1
+    inside systemctl restart inboxd.service || return 1
+    wait_for 60 "active (running) after the restart" running
+}
+
+# An extra drop Inbox as the README says (Inboxes elsewhere): its directory in the spool,
+# a link where its senders look for it, no drop-in. The agent says nothing about mounts,
+# and a file renamed in keeps its inode.
+check_inbox_elsewhere() {
+    local after
+    inside sh -c 'install -d -m 1733 -g inboxd /var/lib/inboxd/spool/photos && mkdir -p /srv/photos &&
+        ln -sfn /var/spool/inboxd/photos /srv/photos/Inbox' || return 1
+    after=$(cursor)
+    agent_config 'MaxAttempts=1\nInbox=/var/spool/inboxd/Inbox\nInbox=/var/spool/inboxd/photos\n' || return 1
+    [[ $(prop StatusText) == "Watching 2 inboxes"* ]] || {
+        echo "    STATUS=$(prop StatusText)"
+        return 1
+    }
+    if logged "$after" 'another mount'; then
+        unit_log "$after" --output=cat --grep='another mount' | sed 's/^/    /'
+        return 1
+    fi
+    moved_by_rename sender /srv/photos/Inbox photo.probe
+}
+
+# The trap the README warns of: an Inbox given to the unit with ReadWritePaths= is a mount
+# of its own. The agent says so at start-up (journal, inboxctl status); a link dropped
+# there cannot be moved aside: it is left in place, shown by inboxctl status and list
+# failed, and logged once, not again at the next start.
+check_inbox_other_mount() {
+    local after out ok=0 restarted
+    inside sh -c 'install -d -m 1733 -g inboxd /srv/scanner/Inbox && mkdir -p /etc/systemd/system/inboxd.service.d &&
+        printf "[Service]\nReadWritePaths=/srv/scanner/Inbox\n" >/etc/systemd/system/inboxd.service.d/scanner.conf' ||
+        return 1
+    after=$(cursor)
+    agent_config 'MaxAttempts=1\nInbox=/var/spool/inboxd/Inbox\nInbox=/srv/scanner/Inbox\n' || return 1
+    wait_for 10 "the warning about the scanner's mount" logged "$after" \
+        'Inbox /srv/scanner/Inbox is on another mount than the state directory' || {
+        unit_log "$after" --output=cat | head -n 20 | sed 's/^/    /'
+        ok=1
+    }
+    unit_log "$after" --output=cat --grep='another mount' | sed 's/^/    /'
+    out=$(inside inboxctl status)
+    grep -q '/srv/scanner/Inbox is on another mount' <<<"$out" || {
+        echo "    inboxctl status does not warn:"
+        printf '%s\n' "$out" | sed 's/^/      /'
+        ok=1
+    }
+    as sender sh -c 'ln -s /etc/hostname /srv/scanner/Inbox/scan-link.png' || return 1
+    wait_for 30 "the left-in-place warning" logged "$after" 'Left symbolic link /srv/scanner/Inbox/scan-link.png in place' || {
+        unit_log "$after" --output=cat | tail -n 10 | sed 's/^/    /'
+        return 1
+    }
+    wait_for 5 "inboxctl status to count it" sh -c "$container exec $name inboxctl status | grep -q 'Left in place: *1'" || {
+        inside inboxctl status | sed 's/^/      /'
+        ok=1
+    }
+    out=$(inside inboxctl list failed)
+    grep -q '/srv/scanner/Inbox/scan-link.png' <<<"$out" || {
+        echo "    inboxctl list failed does not show it:"
+        printf '%s\n' "$out" | sed 's/^/      /'
+        ok=1
+    }
+    grep -A3 -i 'left in' <<<"$out" | sed 's/^/    /'
+    restarted=$(cursor)
+    inside systemctl restart inboxd.service || return 1
+    wait_for 60 "active (running) after the restart" running || return 1
+    # The restart's rescan found the link again: still counted, not logged again.
+    wait_for 10 "inboxctl status to count it after the restart" \
+        sh -c "$container exec $name inboxctl status | grep -q 'Left in place: *1'" || ok=1
+    if logged "$restarted" 'Left symbolic link /srv/scanner/Inbox/scan-link.png'; then
+        echo "    logged again after the restart"
+        ok=1
+    fi
+    # Back to one Inbox in the spool for the checks after this one.
+    inside sh -c 'rm -f /etc/systemd/system/inboxd.service.d/scanner.conf /srv/scanner/Inbox/scan-link.png' || return 1
+    agent_config 'MaxAttempts=1\n' || return 1
+    return "$ok"
+}
+
+# A handler that writes outside its container, as the unit's comments say: /srv/photos in
+# its registration's ReadWritePaths= and in a drop-in. Without the drop-in the unit's
+# read-only file system stops it; with it, its copy lands there.
+check_handler_output_elsewhere() {
+    local after
+    inside install -d -m 0755 /srv/photos || return 1
+    printf 'shot\n' | as sender sh -c 'cd && cat >one.photo && cp one.photo two.photo' || return 1
+    after=$(cursor)
+    as sender sh -c 'cd && inboxctl send --inbox "$1" one.photo' sh "$spool" >/dev/null || return 1
+    wait_for 30 "the photos handler's line" logged "$after" 'photos: ' || return 1
+    unit_log "$after" --output=cat --grep='^photos: ' | sed 's/^/    without the drop-in: /'
+    logged "$after" 'photos: cannot keep one.photo: Read-only file system' || return 1
+    inside sh -c 'mkdir -p /etc/systemd/system/inboxd.service.d &&
+        printf "[Service]\nReadWritePaths=/srv/photos\n" >/etc/systemd/system/inboxd.service.d/photos.conf &&
+        systemctl daemon-reload && systemctl restart inboxd.service' || return 1
+    wait_for 60 "active (running) after the restart" running || return 1
+    after=$(cursor)
+    as sender sh -c 'cd && inboxctl send --inbox "$1" two.photo' sh "$spool" >/dev/null || return 1
+    wait_for 30 "two.photo in /srv/photos" inside test -f /srv/photos/two.photo || {
+        unit_log "$after" --output=cat | tail -n 5 | sed 's/^/    /'
+        return 1
+    }
+    unit_log "$after" --output=cat --grep='^photos: ' | sed 's/^/    with the drop-in: /'
+    inside sh -c 'rm /etc/systemd/system/inboxd.service.d/photos.conf && systemctl daemon-reload &&
+        systemctl restart inboxd.service' || return 1
+    wait_for 60 "active (running) after the restart" running
+}
+
+# The packaged examples as installed: linked as the README says (check_registrations),
+# they name no placeholder and no script of the repository, and the Swift resident one
+# handles a file (the image viewer and the profile viewer have in check_user_drop).
+check_examples_installed() {
+    local after left
+    left=$(inside grep -l '@HANDLERS_BIN@\|scripts/' -r /usr/lib/inboxd/examples/handlers.d || true)
+    [[ -z $left ]] || {
+        echo "    still naming the repository's placeholder or scripts: $left"
+        return 1
+    }
+    inside sed -n '/^# Installed in/,/^#$/p' /usr/lib/inboxd/examples/handlers.d/com.example.image-viewer.handler |
+        sed 's/^/    /'
+    after=$(cursor)
+    as sender sh -c 'cd && printf "{\"a\": 1}\n" >sums.json && inboxctl send --inbox "$1" sums.json' sh "$spool" >/dev/null ||
+        return 1
+    wait_for 30 "the checksum example's line in Documents/checksums.tsv" inside grep -q sums.json \
+        /var/lib/inboxd/containers/com.example.checksum/Documents/checksums.tsv || {
+        unit_log "$after" --output=cat | tail -n 10 | sed 's/^/    /'
+        return 1
+    }
+    inside grep sums.json /var/lib/inboxd/containers/com.example.checksum/Documents/checksums.tsv | sed 's/^/    /'
+}
+
 run_checks() {
     check "install: dpkg -i starts inboxd, active (running), STATUS=" check_install || return 0
     check "the unit's sandbox holds the running agent" check_agent_sandbox || true
     check "systemd-analyze security inboxd, live" check_security || true
+    check "an older package's spool: moved over, its file kept, by inode" check_old_spool || true
     check "registrations: packaged examples linked, test handlers" check_registrations || return 0
     check "a file an ordinary user drops reaches the example handlers" check_user_drop || true
     check "a sender without an agent of their own sees their files (list --mine)" check_sender_view || true
+    check "the installed agent moves a dropped file by rename (inode)" check_move_by_inode || true
+    check "a symlink, a hard link and a FIFO are moved aside to failed/" check_moved_aside || true
+    check "the examples work as installed (Swift resident checksum)" check_examples_installed || true
     check "a root handler is confined by the unit and by Landlock" check_handler_sandbox || true
     check "systemctl reload: re-read in place, running again" check_reload || true
     check "Restart=on-failure: SIGKILL, restarted" check_restart_after_kill || true
@@ -679,6 +939,9 @@ run_checks() {
     check "Unit=: a systemd unit handles, retries and fails deliveries" check_unit_handler || true
     check "Unit=: an agent's stop and crash, and the units it started" check_unit_handler_stop || true
     check "journalctl -x explains a failed delivery (catalog)" check_failure_catalog || true
+    check "an extra Inbox as documented: in the spool, moved by inode" check_inbox_elsewhere || true
+    check "an Inbox on a mount of its own: warned, left entries shown once" check_inbox_other_mount || true
+    check "a handler's output in /srv/photos: the documented drop-in" check_handler_output_elsewhere || true
     check "user unit: systemctl --user for a lingering user" check_user_instance || true
     check "systemctl restart: an idle resident instance ends before the agent" check_restart_resident_idle || true
     check "dpkg --remove: stopped, gone, configuration and state kept" check_remove || true

@@ -3,6 +3,8 @@
 #ifndef INBOX_FILES_H
 #define INBOX_FILES_H
 
+#include <errno.h>
+#include <linux/stat.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <sys/types.h>
@@ -20,6 +22,20 @@
 static inline int inbox_renameat2(int olddirfd, const char *oldpath, int newdirfd, const char *newpath,
                                   unsigned int flags) {
     return (int)syscall(SYS_renameat2, olddirfd, oldpath, newdirfd, newpath, flags);
+}
+
+// statx(2) with STATX_MNT_ID (Linux 5.8): the id of the mount an open file is reached through, which tells two
+// bind mounts of one filesystem apart (st_dev does not). The kernel's struct statx (linux/stat.h): glibc 2.36's has
+// no stx_mnt_id. -1 with errno ENOSYS or EINVAL where the kernel cannot say.
+static inline int inbox_mount_id(int fd, unsigned long long *id) {
+    struct statx st;
+    if (syscall(SYS_statx, fd, "", 0x1000 /* AT_EMPTY_PATH */, STATX_MNT_ID, &st) != 0) return -1;
+    if (!(st.stx_mask & STATX_MNT_ID)) {
+        errno = EINVAL;
+        return -1;
+    }
+    *id = st.stx_mnt_id;
+    return 0;
 }
 
 // prctl(2) is variadic: Swift cannot call it. Orphaned descendants of our handlers become our children.

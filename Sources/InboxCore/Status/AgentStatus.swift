@@ -88,6 +88,11 @@ public struct AgentStatus: Sendable, Hashable {
     public var stateDirectory: String = ""
     /// The handlers.d search path the agent loads, first wins by file name.
     public var handlerDirectories: [String] = []
+    /// Inboxes on another mount than the state directory: their files are copied, not moved, and what is not a
+    /// regular file is left in place.
+    public var crossMountInboxes: [String] = []
+    /// Entries that could not be moved aside, left where they were (`inboxctl list failed` names them).
+    public var leftInPlace: Int = 0
     public var queued: Int = 0
     public var inFlight: [InFlight] = []
     /// Deliveries waiting for a retry, the soonest first (neither queued nor in flight).
@@ -128,6 +133,8 @@ public struct AgentStatus: Sendable, Hashable {
             + "\"missingInboxes\":[\(missingInboxes.map(JSON.quote).joined(separator: ","))],"
             + "\"stateDirectory\":\(JSON.quote(stateDirectory)),"
             + "\"handlerDirectories\":[\(handlerDirectories.map(JSON.quote).joined(separator: ","))],"
+            + "\"crossMountInboxes\":[\(crossMountInboxes.map(JSON.quote).joined(separator: ","))],"
+            + "\"leftInPlace\":\(leftInPlace),"
             + "\"queued\":\(queued),\"inFlight\":[\(inFlight.joined(separator: ","))],"
             + "\"retrying\":[\(retrying.joined(separator: ","))],"
             + "\"instances\":[\(instances.joined(separator: ","))],"
@@ -153,6 +160,8 @@ public struct AgentStatus: Sendable, Hashable {
         status.missingInboxes = value["missingInboxes"]?.array?.compactMap(\.string) ?? []
         status.stateDirectory = value["stateDirectory"]?.string ?? "?"
         status.handlerDirectories = value["handlerDirectories"]?.array?.compactMap(\.string) ?? []
+        status.crossMountInboxes = value["crossMountInboxes"]?.array?.compactMap(\.string) ?? []
+        status.leftInPlace = value["leftInPlace"]?.int ?? 0
         status.queued = value["queued"]?.int ?? 0
         status.inFlight = (value["inFlight"]?.array ?? []).map { run in
             InFlight(handler: run["handler"]?.string ?? "?", file: run["file"]?.string ?? "?",

@@ -28,6 +28,8 @@ public final class Agent {
     /// Ends every process the agent started before it exits (SIGTERM and the like).
     private let stop: StopSequence
     private var phase = Phase.starting
+    /// Drop Inboxes on another mount than the state directory, as found at start-up (`reportMounts`).
+    private var crossMountInboxes: [String] = []
     /// The status `run()` returns; set when the agent stops because something it needs broke.
     private var exitCode: CInt = 0
     private var signalSources: [EventSource] = []
@@ -119,6 +121,8 @@ public final class Agent {
         watcher.watch(handlerDirectories: settings.handlerDirectories + catalog.loaded.bundleDirectories,
                       preferences: settings.defaultsFile)
         try watcher.watchInboxes(asRoot: CurrentProcess.isRoot)
+        reportMounts()
+        state.leftInPlace.prune()
         phase = .running
         // What handlers of a crashed run still run goes before their files are delivered again.
         launcher.stopEarlierRun(uids: state.containerOwners())
@@ -145,6 +149,22 @@ public final class Agent {
         logger.observer = nil
         status.removeFile()
         return code
+    }
+
+    /// One warning per drop Inbox that is on another mount than the state directory (by mount id: a bind mount of the
+    /// same filesystem, as a unit's ReadWritePaths= makes, counts), with what it costs: rename(2) cannot cross it.
+    private func reportMounts() {
+        let staging = state.intake ?? state.root
+        crossMountInboxes = watcher.watchedInboxes.filter { $0.directory.isOnAnotherMount(than: staging) }.map(\.path)
+        for inbox in crossMountInboxes {
+            logger.log(.warning, "Inbox \(inbox) is on another mount than the state directory \(settings.stateDirectory): "
+                       + "rename(2) cannot cross it, so every file is copied instead of moved by inode (twice the disk "
+                       + "while it is copied), and links, FIFOs and other entries that are not regular files cannot be "
+                       + "moved aside and are left in place; keep drop Inboxes inside the state directory's mount "
+                       + "(README, Inboxes elsewhere)",
+                       fields: ["INBOX_INBOX": inbox, "INBOX_STATE_DIRECTORY": settings.stateDirectory,
+                                "INBOX_REASON": "another mount"])
+        }
     }
 
     // MARK: Reloading
@@ -232,6 +252,8 @@ public final class Agent {
         status.instances = launchers.resident.instances(now: now)
         status.failed = StateDirectories.visibleCount(state.failed)
         status.unhandled = StateDirectories.visibleCount(state.unhandled)
+        status.crossMountInboxes = crossMountInboxes
+        status.leftInPlace = state.leftInPlace.entries.count
         status.landlockABI = landlockABI
         status.registrations = catalog.registrations.count
         status.registrationsLoadedAtUSec = wallClock - Int64((now - catalog.loadedAt).microseconds)

@@ -71,3 +71,10 @@ let INBOX_SETLEASE = CInt(INBOX_F_SETLEASE)
 let INBOX_GETLEASE = CInt(INBOX_F_GETLEASE)
 
 func sys_access(_ path: String, _ mode: CInt) -> CInt { access(path, mode) }
+
+func sys_mount_id(_ fd: CInt, _ id: inout UInt64) -> CInt {
+    var raw: CUnsignedLongLong = 0
+    let result = inbox_mount_id(fd, &raw)
+    id = UInt64(raw)
+    return result
+}

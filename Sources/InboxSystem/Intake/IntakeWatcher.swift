@@ -62,6 +62,10 @@ final class IntakeWatcher {
     var watchedCount: Int { inboxes.watched.count }
     /// The drop Inboxes that are gone (deleted, moved away, unmounted, never there) and waited for.
     var missingInboxes: [String] { inboxes.missing }
+    /// The Inboxes watched now, with their directories.
+    var watchedInboxes: [(path: String, directory: Directory)] {
+        inboxes.all.compactMap { inbox in inbox.directory.map { (inbox.path, $0) } }
+    }
 
     /// Starts reading inotify and makes the pump (off until there is work).
     func start() throws(SystemError) {

@@ -8,7 +8,8 @@ struct Quarantine {
     let logger: Logger
 
     /// A symlink, FIFO, device, socket, directory or hard link: renamed into failed/ without being opened or
-    /// followed, or left where it is if even that is not possible.
+    /// followed, or left where it is if even that is not possible. What is left is recorded (`LeftInPlace`) and
+    /// logged once: the rescan of the next start finds it known and says nothing again.
     func moveAside(_ name: [UInt8], from directory: Directory, kind: EntryKind) {
         let shown = directory.child(displayName(name))
         let owner = (try? directory.status(of: name))?.map { String($0.st_uid) }
@@ -16,11 +17,20 @@ struct Quarantine {
         guard let failed = state.failed else { return }
         switch directory.moveUnique(name, to: failed, preferred: "rejected-" + FileNames.sanitized(name)) {
         case .success(let newName):
+            state.leftInPlace.forget(name, in: directory)
             logger.log(.warning, "Moved aside \(kind.rawValue) \(shown) to \(failed.child(newName))", event: .rejected,
                        fields: fields + [("INBOX_MOVED_TO", failed.child(newName)), ("INBOX_SOURCE_UID", owner)])
         case .failure(let error):
-            logger.log(.warning, "Left \(kind.rawValue) \(shown) in place: cannot move it aside: \(error)",
-                       event: .rejected, fields: fields + [("INBOX_SOURCE_UID", owner)])
+            let reason = error == .crossDevice
+                ? "cannot move it aside: \(error) (\(directory.path) is on another mount than \(state.root.path))"
+                : "cannot move it aside: \(error)"
+            guard state.leftInPlace.record(name, in: directory, kind: kind, reason: reason) else {
+                logger.log(.debug, "Still left in place: \(kind.rawValue) \(shown) (\(reason))",
+                           fields: fields)
+                return
+            }
+            logger.log(.warning, "Left \(kind.rawValue) \(shown) in place: \(reason); shown by inboxctl list failed",
+                       event: .rejected, fields: fields + [("INBOX_SOURCE_UID", owner), ("INBOX_REASON", reason)])
         }
     }
 

@@ -18,6 +18,8 @@ public final class StateDirectories {
     public let unhandled: Directory?
     /// Only the agent can write here: a file renamed in is out of its sender's reach.
     public let intake: Directory?
+    /// The entries that could not be moved aside, as recorded (the agent's; inboxctl reads `LeftInPlace.read`).
+    public private(set) lazy var leftInPlace = LeftInPlace(root: root)
     private var containerCache: [String: Container] = [:]
     private let isRoot = CurrentProcess.isRoot
 
