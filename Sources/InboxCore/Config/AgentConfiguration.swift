@@ -20,6 +20,10 @@ public struct AgentConfiguration: Sendable, Hashable {
     public var landlock: LandlockMode?
     /// ContentSniffing=: whether libmagic's view of the content takes part in deciding a file's type.
     public var contentSniffing: Bool?
+    /// KeepFailedSec=, KeepUnhandledSec=.
+    public var retention = RetentionSettings()
+    /// MaxInboxFiles=, MaxInboxBytes= and their PerSender= forms: the bounds of every drop Inbox.
+    public var inboxBounds = InboxBounds()
 
     /// Creates a configuration; every setting defaults to "unset".
     public init(inboxes: [String] = [], handlerDirectories: [String] = [], stateDirectory: String? = nil,

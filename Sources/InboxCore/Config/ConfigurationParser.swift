@@ -7,7 +7,7 @@ public enum ConfigurationParser {
 
     /// inboxd.conf: [Agent] Inbox= and HandlersDirectory= (repeatable, empty clears), StateDirectory=, MaxConcurrent=,
     /// MaxAttempts=, RetryDelaySec= (time span), TimeoutSec=,
-    /// Landlock=, ContentSniffing=. Paths must be absolute.
+    /// Landlock=, ContentSniffing=, and retention and Inbox bounds (`heldFileLimitKeys`). Paths must be absolute.
     public static func parseAgent(_ bytes: [UInt8], path: String) -> (configuration: AgentConfiguration,
                                                                        diagnostics: [Diagnostic]) {
         var sink = DiagnosticSink(path: path, diagnostics: [])
@@ -51,6 +51,8 @@ public enum ConfigurationParser {
                 } else {
                     sink.error(entry.line, "invalid ContentSniffing= '\(value.abbreviated)': expected yes or no")
                 }
+            case let key where heldFileLimitKeys.contains(key):
+                parseHeldFileLimit(entry, into: &configuration, sink: &sink)
             default:
                 sink.unknownKey(entry, in: "Agent")
             }

@@ -25,6 +25,8 @@ public final class Agent {
     private let dispatcher: Dispatcher
     private let router: Router
     private let status: StatusReporter
+    /// Removes what failed/ and unhandled/ kept past KeepFailedSec=/KeepUnhandledSec=; nil when both keep forever.
+    private let retention: Retention?
     private var phase = Phase.starting
     /// The status `run()` returns; set when the agent stops because something it needs broke.
     private var exitCode: CInt = 0
@@ -37,6 +39,9 @@ public final class Agent {
         self.logger = logger
         loop = try EventLoop()
         state = try StateDirectories(creating: settings.stateDirectory)
+        retention = settings.retention.isEnabled
+            ? Retention(loop: loop, logger: logger, state: state, settings: settings.retention) : nil
+        state.retention = retention
         landlockABI = settings.landlock == .off ? 0 : LandlockRuleset.abi()
         catalog = Self.loadCatalog(settings, state: state)
         sniffer = settings.contentSniffing ? SnifferSupervisor(logger: logger, isRoot: CurrentProcess.isRoot) : nil
@@ -52,6 +57,11 @@ public final class Agent {
                         dispatcher: dispatcher, catalog: catalog)
         watcher = try IntakeWatcher(loop: loop, logger: logger, reader: reader, quarantine: quarantine,
                                     inboxes: settings.inboxes)
+        if !settings.inboxBounds.isEmpty {
+            let quotas = InboxQuotas(bounds: settings.inboxBounds, inboxes: settings.inboxes)
+            router.quotas = quotas
+            dispatcher.ended = { quotas.release($0.id) }
+        }
         status = StatusReporter(loop: loop, notifier: notifier, runtimeDirectory: settings.runtimeDirectory)
         wire()
     }
@@ -117,6 +127,8 @@ public final class Agent {
         // Files already there, or left over from a previous run, are taken now that the watches exist.
         router.recoverContainers()
         router.redispatchUnhandled()
+        // What expired while the agent was down goes now; the rest is timed.
+        retention?.start()
         watcher.resume()
         logger.log(.info, "Watching \(Self.inboxes(settings.inboxes.count))", event: .started, fields: [
             "INBOX_INBOXES": settings.inboxes.joined(separator: " "), "INBOX_STATE_DIRECTORY": settings.stateDirectory])

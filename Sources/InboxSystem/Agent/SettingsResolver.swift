@@ -62,6 +62,8 @@ public enum SettingsResolver {
             logTarget: overrides.logTarget ?? .auto, logLevel: overrides.logLevel ?? .info)
         settings.landlock = config.landlock ?? .auto
         settings.contentSniffing = config.contentSniffing ?? true
+        settings.retention = config.retention
+        settings.inboxBounds = config.inboxBounds
         return (.success(settings), diagnostics)
     }
 

@@ -13,6 +13,11 @@ public enum AgentAttribute {
     /// "<n>", written just before attempt n is launched; "<n> stopped" once the agent's own shutdown stopped it
     /// (read as `RecordedAttempts`).
     public static let started = "user.inboxd.started"
+    /// "<microseconds since the epoch>": when the file was put in failed/ or unhandled/, written where entries there
+    /// expire (`Retention`, `RetentionPolicy`).
+    public static let kept = "user.inboxd.kept"
+    /// The drop Inbox the file came from, written where Inboxes are bounded (`InboxQuotas`).
+    public static let inbox = "user.inboxd.inbox"
 
     /// The delivery id, the sender's uid and the name it was dropped as of `user.inboxd.delivery`, when the attribute
     /// is well formed (files recorded before the name was kept have none).

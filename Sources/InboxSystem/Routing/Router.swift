@@ -17,6 +17,8 @@ final class Router {
     private var rescheduled = false
     private let isRoot = CurrentProcess.isRoot
     private(set) var catalog: HandlerCatalog
+    /// The Inbox bounds; nil when none is set (nothing is counted, no attribute written).
+    var quotas: InboxQuotas?
     /// Mismatches where the claim was kept, each reported once per catalog (see `report(_:of:)`).
     private var reportedCarrierMismatches: Set<String> = []
 
@@ -42,6 +44,10 @@ final class Router {
     func route(_ arrival: Arrival) {
         rescheduled = false
         defer { if !rescheduled { retries.forget(arrival.name, in: arrival.directory) } }
+        if arrival.origin == .dropped, let reason = quotas?.refusal(for: arrival) {
+            quarantine.reject(arrival, reason: reason)
+            return
+        }
         // The content typed must be the content delivered: with a read lease nobody can open the file for writing
         // unnoticed, and while somebody has it open so, no lease is had (fcntl(2), Leases).
         var leased = false
@@ -115,7 +121,7 @@ final class Router {
         guard let staging = state.intake else { return }
         switch arrival.directory.relocate(arrival.name, file: arrival.file, to: container.inbox, preferred: arrival.cleanName,
                                           via: staging, rejectsTo: state.failed, sidecar: arrival.agentSidecar,
-                                          prepare: { arrival.stamp($0); handOver($0, to: handler) }) {
+                                          prepare: { arrival.stamp($0); handOver($0, to: handler); quotas?.mark($0, of: arrival) }) {
         case .moved(let newName, let copy):
             // A writer that came after the lease is the sender's (only it could name the file): not delivered.
             if leased && copy == nil && !arrival.file.descriptor.readLeaseIntact {
@@ -128,6 +134,7 @@ final class Router {
             copy?.close()
             dispatcher.enqueue(delivery(of: arrival, to: handler, in: container, as: newName, chosenBy: chosenBy, type: type),
                                placed: identity)
+            quotas?.charge(arrival, id: arrival.id)
         case .swapped(let found, let keptAs):
             quarantine.swapped(arrival, found: found, keptAs: keptAs)
         case .failed(let error):
@@ -229,6 +236,7 @@ final class Router {
                                           via: staging, rejectsTo: state.failed, sidecar: arrival.agentSidecar,
                                           prepare: { arrival.stamp($0) }) {
         case .moved(let newName, let copy):
+            state.kept(newName, in: .unhandled, file: copy ?? arrival.file.descriptor)
             copy?.close()
             let what = requested.map { "No handler \($0) (its sender's choice) for \(type.identifier)" }
                 ?? "No handler for \(type.identifier)"
@@ -342,5 +350,6 @@ final class Router {
         let chosenBy: Delivery.ChosenBy = arrival.metadata.handler == container.handler ? .sender : .rank
         dispatcher.enqueue(delivery(of: arrival, to: container.handler, in: container, as: name, chosenBy: chosenBy,
                                     type: type), placed: nil)
+        quotas?.charge(arrival, id: arrival.id)
     }
 }
