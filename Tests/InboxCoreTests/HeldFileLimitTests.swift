@@ -171,3 +171,15 @@ struct HeldFileLimitTests {
         #expect(quota.count == 1)
     }
 }
+
+@Suite("Time span text")
+struct TimeSpanFormatTests {
+    @Test(arguments: [
+        (Duration.seconds(2), "2s"), (.seconds(3600), "1h"), (.seconds(5400), "1h 30min"), (.milliseconds(250), "250ms"),
+        (.seconds(90061), "1d 1h 1min 1s"), (.microseconds(1_000_001), "1s 1us"), (.zero, "0"), (.seconds(-5), "0"),
+    ])
+    func format(duration: Duration, text: String) throws {
+        #expect(TimeSpan.format(duration) == text)
+        if duration > .zero { #expect(try TimeSpan.parse(text) == duration) }
+    }
+}

@@ -229,7 +229,7 @@ public final class Retention {
         } else {
             error = directory.remove(entry.name)
         }
-        let keep = keep(for: place)?.shortDescription ?? "infinity"
+        let keep = keep(for: place).map(TimeSpan.format) ?? "infinity"
         let fields: JournalFields = [
             ("INBOX_FILE", shown), ("INBOX_DELIVERY_ID", entry.deliveryID), ("INBOX_SOURCE_UID", String(entry.sourceUID)),
             ("INBOX_FILE_KIND", entry.kind.rawValue), ("INBOX_KEPT_USEC", String(entry.keptUSec)),
@@ -240,7 +240,7 @@ public final class Retention {
             return false
         }
         directory.removeSidecar(of: entry.name)
-        let kept = Duration.microseconds(entry.keptUSec).shortDescription
+        let kept = TimeSpan.format(.milliseconds(entry.keptUSec / 1000))
         logger.log(.info, "Removed \(shown) after \(kept) in \(place.rawValue)/ (\(place.setting)=\(keep))", event: .expired,
                    fields: fields)
         return true
@@ -261,8 +261,8 @@ extension Collection {
         var low = startIndex, count = self.count
         while count > 0 {
             let half = count / 2
-            let middle = index(low, offsetBy: half)
-            if belongs(self[middle]) { count = half } else { low = index(after: middle); count -= half + 1 }
+            let middle = self.index(low, offsetBy: half)
+            if belongs(self[middle]) { count = half } else { low = self.index(after: middle); count -= half + 1 }
         }
         return low
     }
