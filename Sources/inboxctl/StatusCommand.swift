@@ -96,12 +96,13 @@ enum StatusCommand: InboxctlCommand {
         }
         lines.append(field("failed/", String(status.failed)))
         lines.append(field("unhandled/", String(status.unhandled)))
+        lines += status.limits.lines.map { field($0.name, $0.value) }
         lines.append(field("As of", "\(timestamp(written)) (\(duration(sinceWritten)) ago)"))
         return lines.joined(separator: "\n") + "\n"
     }
 
     private static func field(_ name: String, _ value: String) -> String {
-        (name + ":").padding(to: 16) + value
+        (name.isEmpty ? "" : name + ":").padding(to: 16) + value
     }
 
     /// Left-aligned columns, two spaces apart.

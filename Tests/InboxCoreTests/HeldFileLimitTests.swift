@@ -183,3 +183,36 @@ struct TimeSpanFormatTests {
         if duration > .zero { #expect(try TimeSpan.parse(text) == duration) }
     }
 }
+
+@Suite("Limits in the status file")
+struct HeldFileLimitsStatusTests {
+    static let set = HeldFileLimitsStatus(
+        retention: RetentionSettings(keepFailed: .seconds(1_209_600)),
+        bounds: InboxBounds(maxFiles: 100, maxBytes: 1 << 30, maxFilesPerSender: 10, maxBytesPerSender: 1_000_000),
+        use: [.init(inbox: "/var/spool/inboxd/Inbox", files: 1, bytes: 4096), .init(inbox: "/srv/\"in\"", files: 0, bytes: 0)])
+
+    @Test(arguments: [HeldFileLimitsStatus(), set])
+    func writtenAndReadBack(limits: HeldFileLimitsStatus) throws {
+        var status = AgentStatus()
+        status.limits = limits
+        let text = status.json()
+        #expect(JSON.validate(Array(text.utf8)) == nil)
+        #expect(try AgentStatus.parse(Array(text.utf8)).get().limits == limits)
+    }
+
+    @Test func anOlderAgentsFileHasNoLimits() throws {
+        #expect(try AgentStatus.parse(Array(#"{"pid":9}"#.utf8)).get().limits == HeldFileLimitsStatus())
+        #expect(try AgentStatus.parse(Array(#"{"limits":{"maxInboxFiles":"many","inboxUse":[{"files":3}]}}"#.utf8)).get()
+            .limits == HeldFileLimitsStatus())
+    }
+
+    @Test func whatStatusSays() {
+        #expect(HeldFileLimitsStatus().lines.isEmpty)
+        #expect(Self.set.lines.map { "\($0.name)|\($0.value)" } == [
+            "Retention|failed/ 14d (KeepFailedSec=), unhandled/ infinity (KeepUnhandledSec=)",
+            "Bounds|MaxInboxFiles=100 MaxInboxBytes=1G MaxInboxFilesPerSender=10 MaxInboxBytesPerSender=1000000",
+            "|/var/spool/inboxd/Inbox: 1 file, 4096 bytes in hand",
+            "|/srv/\"in\": 0 files, 0 bytes in hand",
+        ])
+    }
+}

@@ -40,6 +40,11 @@ struct InboxBoundsTests {
         #expect(rejected[field: "INBOX_FILE"] == world.inbox.appendingPathComponent("3.txt").path)
         #expect(world.contents(of: world.failedDirectory) == ["3.txt"])
         #expect(attribute("user.inboxd.failure", of: world.failedDirectory.appendingPathComponent("3.txt")) == reason)
+        // inboxctl status shows the bound and what is in hand.
+        try waitUntil("the status shows the two in hand") {
+            let status = try run(Binaries.inboxctl.path, ["status", "--runtime-dir", world.runtime.path])
+            return status.stdout.contains("\nBounds:         MaxInboxFiles=2\n                \(world.inbox.path): 2 files, 6 bytes in hand\n")
+        }
 
         // Once the two are handled, the Inbox has room again.
         #expect(FileManager.default.createFile(atPath: world.output.appendingPathComponent("gate").path, contents: nil))
@@ -91,5 +96,31 @@ struct InboxBoundsTests {
         let rejected = try #require(world.waitForEvents("rejected").first)
         #expect(rejected[field: "INBOX_REASON"] == "over MaxInboxFiles=1 in \(world.inbox.path)")
         #expect(world.contents(of: world.failedDirectory) == ["second.txt"])
+    }
+}
+
+/// Bad values of the retention and bound settings are `file:line` errors, in `inboxctl verify` and at start-up.
+struct HeldFileLimitConfigTests {
+    @Test func badValuesAreReportedWithTheirLines() throws {
+        let directory = URL(fileURLWithPath: NSTemporaryDirectory()).appendingPathComponent("inboxd-limits-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let config = directory.appendingPathComponent("inboxd.conf")
+        try "[Agent]\nKeepFailedSec=0\nKeepUnhandledSec=2 fortnights\nMaxInboxFiles=lots\nMaxInboxBytesPerSender=10Q\n"
+            .write(to: config, atomically: true, encoding: .utf8)
+        let verified = try run(Binaries.inboxctl.path, ["verify", config.path])
+        #expect(verified.status == 1)
+        let path = config.path
+        for expected in [
+            "\(path):2: KeepFailedSec= must be longer than 0 (infinity keeps entries forever)",
+            "\(path):3: invalid KeepUnhandledSec=: unknown time unit 'fortnights' in '2 fortnights'",
+            "\(path):4: MaxInboxFiles= must be a positive number of files or infinity, got 'lots'",
+            "\(path):5: invalid MaxInboxBytesPerSender=: invalid size '10Q'",
+        ] {
+            #expect(verified.stdout.contains(expected) || verified.stderr.contains(expected), "\(verified)")
+        }
+        let agent = try run(Binaries.inboxd.path, ["--config", path, "--state", directory.path + "/state"])
+        #expect(agent.status == 2)
+        #expect(agent.stderr.contains("\(path):2: KeepFailedSec= must be longer than 0"))
     }
 }

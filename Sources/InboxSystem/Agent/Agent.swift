@@ -230,6 +230,11 @@ public final class Agent {
         status.registrations = catalog.registrations.count
         status.registrationsLoadedAtUSec = wallClock - Int64((now - catalog.loadedAt).microseconds)
         status.contentSniffing = settings.contentSniffing
+        status.limits = HeldFileLimitsStatus(retention: settings.retention, bounds: settings.inboxBounds,
+                                             use: router.quotas.map { quotas in settings.inboxes.map { inbox in
+            let use = quotas.usage(of: inbox)
+            return .init(inbox: inbox, files: use.files, bytes: use.bytes)
+        } } ?? [])
         status.sniffer = sniffer?.current.map { .init(pid: $0.process.pid, libmagic: $0.version) }
         return status
     }
