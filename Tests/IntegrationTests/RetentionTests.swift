@@ -89,4 +89,30 @@ struct RetentionTests {
         #expect(world.contents(of: unhandled).isEmpty)
         #expect(world.events("expired", ["_PID=\(world.pid)"]).count == 2)
     }
+
+    /// The context switches of every thread of a process so far: each wake-up of a sleeping thread is one.
+    static func contextSwitches(_ pid: Int32) -> Int {
+        let tasks = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/task")) ?? []
+        return tasks.reduce(0) { total, task in
+            let text = (try? String(contentsOfFile: "/proc/\(pid)/task/\(task)/status", encoding: .utf8)) ?? ""
+            return total + text.split(separator: "\n").filter { $0.contains("ctxt_switches:") }
+                .compactMap { Int($0.split(separator: "\t").last ?? "") }.reduce(0, +)
+        }
+    }
+
+    /// With entries that expire in an hour, an idle agent sleeps: one timer for the next expiry, no polling.
+    @Test func anIdleAgentIsNotWokenBeforeTheNextExpiry() throws {
+        let world = try AgentHarness()
+        try world.register("test.failing.\(world.tag)", contentTypes: "public.plain-text", exit: 1)
+        try world.start(config: "[Agent]\nMaxAttempts=1\nKeepFailedSec=1h\nKeepUnhandledSec=1h\n")
+        try world.drop("kept.txt", contents: Array("kept".utf8))
+        try world.waitForEvents("failed")
+        // Past the one-off memory trim a second after the agent falls idle, then a window of two seconds.
+        Thread.sleep(forTimeInterval: 1.5)
+        let before = Self.contextSwitches(world.pid)
+        Thread.sleep(forTimeInterval: 2)
+        #expect(before > 0)
+        #expect(Self.contextSwitches(world.pid) == before, "the idle agent woke up")
+        #expect(world.contents(of: world.failedDirectory) == ["kept.txt"])
+    }
 }
