@@ -42,8 +42,9 @@ struct HeldFiles {
             .map { Entry(directory: directory, name: $0) }
     }
 
-    /// The files `id` names; nil (with the message printed, listing what is there) when none.
-    func find(_ id: String) -> [Entry]? {
+    /// The files `id` names; nil (with the message printed, listing what is there) when none. `gone` may explain
+    /// a missing one instead (an entry removed after its Keep*Sec=).
+    func find(_ id: String, gone: (String) -> String? = { _ in nil }) -> [Entry]? {
         var places = [failed, unhandled].compactMap { $0 }
         var name = id
         for (prefix, directory) in [("failed/", failed), ("unhandled/", unhandled)] where id.hasPrefix(prefix) {
@@ -67,6 +68,10 @@ struct HeldFiles {
                 return AgentAttribute.delivery(ExtendedAttributes(file.descriptor))?.id == wanted
             }
             if !matches.isEmpty { return matches }
+        }
+        if let explanation = gone(id) {
+            Inboxctl.write("inboxctl: \(explanation)\n", to: 2)
+            return nil
         }
         var message = "inboxctl: no file or delivery '\(id)' in failed/ or unhandled/"
         let present = places.flatMap { directory in

@@ -60,7 +60,7 @@ enum RetryCommand: InboxctlCommand {
                 return 0
             }
         } else {
-            guard let found = held.find(id ?? "") else { return 1 }
+            guard let found = held.find(id ?? "", gone: { expiry(of: $0, state: settings.stateDirectory) }) else { return 1 }
             files = found
         }
         var status: CInt = 0
@@ -100,6 +100,31 @@ enum RetryCommand: InboxctlCommand {
         defer { file.descriptor.close() }
         let path = ExtendedAttributes(file.descriptor).readString(AgentAttribute.inbox, limit: 4096)
         return path.flatMap { settings.bindings[$0] != nil ? $0 : nil }
+    }
+
+    /// What the journal says of an entry `id` names (a delivery id, or a name in failed/ or unhandled/) that the agent
+    /// removed after its KeepFailedSec=/KeepUnhandledSec=; nil when it has no such entry.
+    static func expiry(of id: String, state: String) -> String? {
+        let paths = StateDirectories.paths(of: state)
+        var matches: [[String]] = []
+        if let delivery = AgentAttribute.validDeliveryID(id.lowercased()) { matches.append(["INBOX_DELIVERY_ID=\(delivery)"]) }
+        if !id.isEmpty, !id.hasPrefix("."), id.split(separator: "/").count <= 2 {
+            let name = id.hasPrefix("failed/") || id.hasPrefix("unhandled/") ? String(id.split(separator: "/")[1]) : id
+            if !id.hasPrefix("unhandled/") { matches.append(["INBOX_FILE=\(paths.failed)/\(name)"]) }
+            if !id.hasPrefix("failed/") { matches.append(["INBOX_FILE=\(paths.unhandled)/\(name)"]) }
+        }
+        let event = ["SYSLOG_IDENTIFIER=inboxd", "MESSAGE_ID=\(JournalEvent.expired.messageID)"]
+        for match in matches {
+            guard let entry = JournalSearch.latest(matching: event + match, fields: [
+                "INBOX_FILE", "INBOX_DELIVERY_ID", "INBOX_KEPT_IN", "INBOX_KEEP_SETTING"]) else { continue }
+            let place = entry["INBOX_KEPT_IN"].map { "\($0)/" } ?? "failed/ and unhandled/"
+            let setting = entry["INBOX_KEEP_SETTING"] ?? "their Keep*Sec="
+            let file = entry["INBOX_FILE"].map { " (\($0))" } ?? ""
+            let story = entry["INBOX_DELIVERY_ID"].map { "inboxctl log --delivery \($0)" } ?? "journalctl \(match[0])"
+            return "\(id) is gone: entries of \(place) are removed after \(setting), and this one\(file) was; "
+                + "what became of it: \(story)"
+        }
+        return nil
     }
 
     /// Clears the agent's failure record, gives the file back to its sender, and moves it into the Inbox:

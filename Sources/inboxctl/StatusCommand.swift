@@ -147,6 +147,7 @@ enum StatusCommand: InboxctlCommand {
         if status.leftInPlace > 0 {
             lines.append(field("Left in place", "\(status.leftInPlace) (cannot be moved aside: inboxctl list failed)"))
         }
+        lines += status.limits.lines.map { field($0.name, $0.value) }
         lines.append(field("As of", "\(timestamp(written)) (\(duration(sinceWritten)) ago)"))
         return lines.joined(separator: "\n") + "\n"
     }
@@ -157,7 +158,7 @@ enum StatusCommand: InboxctlCommand {
     }
 
     private static func field(_ name: String, _ value: String) -> String {
-        (name + ":").padding(to: 16) + value
+        (name.isEmpty ? "" : name + ":").padding(to: 16) + value
     }
 
     /// Left-aligned columns, two spaces apart.

@@ -22,6 +22,10 @@ public struct AgentConfiguration: Sendable, Hashable {
     public var contentSniffing: Bool?
     /// The [Inbox] sections: drop Inboxes of their own, each perhaps bound to a handler.
     public var inboxSections: [InboxSection] = []
+    /// KeepFailedSec=, KeepUnhandledSec=.
+    public var retention = RetentionSettings()
+    /// MaxInboxFiles=, MaxInboxBytes= and their PerSender= forms: the bounds of every drop Inbox.
+    public var inboxBounds = InboxBounds()
 
     /// Creates a configuration; every setting defaults to "unset".
     public init(inboxes: [String] = [], handlerDirectories: [String] = [], stateDirectory: String? = nil,

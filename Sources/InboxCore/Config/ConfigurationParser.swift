@@ -7,8 +7,8 @@ public enum ConfigurationParser {
 
     /// inboxd.conf: [Agent] Inbox= and HandlersDirectory= (repeatable, empty clears), StateDirectory=, MaxConcurrent=,
     /// MaxAttempts=, RetryDelaySec= (time span), TimeoutSec=,
-    /// Landlock=, ContentSniffing=; and repeatable [Inbox] sections, Path= and Handler= (`readInboxes`). Paths must be
-    /// absolute.
+    /// Landlock=, ContentSniffing=, retention and Inbox bounds (`heldFileLimitKeys`); and repeatable [Inbox] sections,
+    /// Path= and Handler= (`readInboxes`). Paths must be absolute.
     public static func parseAgent(_ bytes: [UInt8], path: String) -> (configuration: AgentConfiguration,
                                                                        diagnostics: [Diagnostic]) {
         var sink = DiagnosticSink(path: path, diagnostics: [])
@@ -54,6 +54,8 @@ public enum ConfigurationParser {
                 } else {
                     sink.error(entry.line, "invalid ContentSniffing= '\(value.abbreviated)': expected yes or no")
                 }
+            case let key where heldFileLimitKeys.contains(key):
+                parseHeldFileLimit(entry, into: &configuration, sink: &sink)
             default:
                 sink.unknownKey(entry, in: "Agent")
             }

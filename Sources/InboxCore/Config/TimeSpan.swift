@@ -99,3 +99,20 @@ extension Unicode.Scalar {
         value >= 0x30 && value <= 0x39 ? UInt64(value - 0x30) : nil
     }
 }
+
+extension TimeSpan {
+    /// A duration as systemd writes one (format_timespan): "2s", "1h 30min", "1d 2h", "250ms"; "0" for none.
+    public static func format(_ duration: Duration) -> String {
+        var rest = duration.microsecondsClamped
+        guard rest > 0 else { return "0" }
+        let units: [(String, Int64)] = [
+            ("d", 86_400_000_000), ("h", 3_600_000_000), ("min", 60_000_000), ("s", 1_000_000), ("ms", 1000), ("us", 1),
+        ]
+        var parts: [String] = []
+        for (name, size) in units where rest >= size {
+            parts.append("\(rest / size)\(name)")
+            rest %= size
+        }
+        return parts.joined(separator: " ")
+    }
+}

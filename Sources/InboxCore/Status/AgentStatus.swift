@@ -107,6 +107,8 @@ public struct AgentStatus: Sendable, Hashable {
     public var registrationsLoadedAtUSec: Int64 = 0
     public var contentSniffing: Bool = true
     public var sniffer: Sniffer?
+    /// KeepFailedSec=, KeepUnhandledSec=, the Inbox bounds and each bounded Inbox's use.
+    public var limits = HeldFileLimitsStatus()
     public var writtenAtUSec: Int64 = 0
 
     public init() {}
@@ -142,6 +144,7 @@ public struct AgentStatus: Sendable, Hashable {
             + "\"landlock\":\(landlockABI > 0),\"landlockABI\":\(landlockABI),\"registrations\":\(registrations),"
             + "\"registrationsLoadedAtUSec\":\(registrationsLoadedAtUSec),"
             + "\"contentSniffing\":\(contentSniffing),\"sniffer\":\(sniffer),"
+            + "\"limits\":\(limits.json),"
             + "\"writtenAtUSec\":\(writtenAtUSec)}\n"
     }
 
@@ -187,6 +190,7 @@ public struct AgentStatus: Sendable, Hashable {
         if let sniffer = value["sniffer"], sniffer != .null {
             status.sniffer = Sniffer(pid: Int32(clamping: sniffer["pid"]?.int ?? 0), libmagic: sniffer["libmagic"]?.string ?? "?")
         }
+        status.limits = HeldFileLimitsStatus(value["limits"])
         status.writtenAtUSec = Int64(value["writtenAtUSec"]?.int ?? 0)
         return .success(status)
     }

@@ -27,6 +27,8 @@ public final class Agent {
     private let status: StatusReporter
     /// Ends every process the agent started before it exits (SIGTERM and the like).
     private let stop: StopSequence
+    /// Removes what failed/ and unhandled/ kept past KeepFailedSec=/KeepUnhandledSec=; nil when both keep forever.
+    private let retention: Retention?
     private var phase = Phase.starting
     /// Drop Inboxes on another mount than the state directory, as found at start-up (`reportMounts`).
     private var crossMountInboxes: [String] = []
@@ -41,6 +43,9 @@ public final class Agent {
         self.logger = logger
         loop = try EventLoop()
         state = try StateDirectories(creating: settings.stateDirectory)
+        retention = settings.retention.isEnabled
+            ? Retention(loop: loop, logger: logger, state: state, settings: settings.retention) : nil
+        state.retention = retention
         landlockABI = settings.landlock == .off ? 0 : LandlockRuleset.abi()
         catalog = Self.loadCatalog(settings, state: state)
         sniffer = settings.contentSniffing ? SnifferSupervisor(logger: logger, isRoot: CurrentProcess.isRoot) : nil
@@ -57,6 +62,11 @@ public final class Agent {
                         dispatcher: dispatcher, catalog: catalog)
         watcher = try IntakeWatcher(loop: loop, logger: logger, reader: reader, quarantine: quarantine,
                                     inboxes: settings.inboxes)
+        if !settings.inboxBounds.isEmpty {
+            let quotas = InboxQuotas(bounds: settings.inboxBounds, inboxes: settings.inboxes)
+            router.quotas = quotas
+            dispatcher.ended = { quotas.release($0.id) }
+        }
         status = StatusReporter(loop: loop, notifier: notifier, runtimeDirectory: settings.runtimeDirectory)
         stop = StopSequence(loop: loop, logger: logger, dispatcher: dispatcher, launchers: launchers) { [state] in
             state.containerOwners()
@@ -131,6 +141,8 @@ public final class Agent {
         // Files already there, or left over from a previous run, are taken now that the watches exist.
         router.recoverContainers()
         router.redispatchUnhandled()
+        // What expired while the agent was down goes now; the rest is timed.
+        retention?.start()
         watcher.resume()
         logger.log(.info, "Watching \(Self.inboxes(settings.inboxes.count))", event: .started, fields: [
             "INBOX_INBOXES": settings.inboxes.joined(separator: " "), "INBOX_STATE_DIRECTORY": settings.stateDirectory])
@@ -258,6 +270,11 @@ public final class Agent {
         status.registrations = catalog.registrations.count
         status.registrationsLoadedAtUSec = wallClock - Int64((now - catalog.loadedAt).microseconds)
         status.contentSniffing = settings.contentSniffing
+        status.limits = HeldFileLimitsStatus(retention: settings.retention, bounds: settings.inboxBounds,
+                                             use: router.quotas.map { quotas in settings.inboxes.map { inbox in
+            let use = quotas.usage(of: inbox)
+            return .init(inbox: inbox, files: use.files, bytes: use.bytes)
+        } } ?? [])
         status.sniffer = sniffer?.current.map { .init(pid: $0.process.pid, libmagic: $0.version) }
         return status
     }

@@ -28,6 +28,10 @@ public struct AgentSettings: Sendable {
     public var landlock: LandlockMode = .auto
     /// Whether file contents are sniffed with libmagic when deciding a type (ContentSniffing=).
     public var contentSniffing = true
+    /// KeepFailedSec=, KeepUnhandledSec= of inboxd.conf: forever unless set.
+    public var retention = RetentionSettings()
+    /// MaxInboxFiles=, MaxInboxBytes= and their PerSender= forms of inboxd.conf: the bounds of each drop Inbox.
+    public var inboxBounds = InboxBounds()
     /// shared-mime-info directories, most important first (each holds globs2, subclasses, aliases).
     public var mimeDirectories: [String] = MIMEDatabaseLoader.defaultDirectories()
 

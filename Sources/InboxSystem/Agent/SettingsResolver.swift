@@ -66,6 +66,8 @@ public enum SettingsResolver {
         settings.landlock = config.landlock ?? .auto
         settings.contentSniffing = config.contentSniffing ?? true
         settings.inboxSections = config.inboxSections
+        settings.retention = config.retention
+        settings.inboxBounds = config.inboxBounds
         return (.success(settings), diagnostics)
     }
 

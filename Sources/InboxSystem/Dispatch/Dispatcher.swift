@@ -82,6 +82,8 @@ final class Dispatcher {
     var roomForIntake: () -> Void = {}
     /// Something changed that the status shows.
     var changed: () -> Void = {}
+    /// A delivery ended (handled, failed, withdrawn, released to be routed again or kept for the next start).
+    var ended: (Delivery) -> Void = { _ in }
     /// Draining, and the last handler ended.
     var drained: () -> Void = {}
 
@@ -290,6 +292,8 @@ final class Dispatcher {
                          attempt: LaunchedAttempt? = nil) {
         let delivery = entry.delivery
         let inbox = state.openedContainer(for: delivery.handler)?.inbox
+        // Told first, so that a delivery routed again below counts anew.
+        if case .ended = entry.lifecycle.state { ended(delivery) }
         switch action {
         case .complete(let outcome):
             let name = Array(delivery.name.utf8)

@@ -13,8 +13,12 @@ public enum AgentAttribute {
     /// "<n>", written just before attempt n is launched; "<n> stopped" once the agent's own shutdown stopped it
     /// (read as `RecordedAttempts`).
     public static let started = "user.inboxd.started"
-    /// The path of the bound drop Inbox (`[Inbox] Handler=`) a file was dropped in, so that a file the agent holds
-    /// (unhandled/, or rerouted) keeps its Inbox's binding; absent for files of unbound Inboxes.
+    /// "<microseconds since the epoch>": when the file was put in failed/ or unhandled/, written where entries there
+    /// expire (`Retention`, `RetentionPolicy`).
+    public static let kept = "user.inboxd.kept"
+    /// The path of the drop Inbox a file was dropped in, written where it matters: when that Inbox is bound to a
+    /// handler (`[Inbox] Handler=`), so that a file the agent holds (unhandled/, rerouted) keeps the binding, and when
+    /// Inboxes are bounded (`InboxQuotas`), so that the counts are rebuilt at start-up.
     public static let inbox = "user.inboxd.inbox"
 
     /// The delivery id, the sender's uid and the name it was dropped as of `user.inboxd.delivery`, when the attribute

@@ -10,6 +10,8 @@ public enum JournalEvent: String, Sendable, CaseIterable {
     case instanceStarted = "instance-started"
     case instanceStopped = "instance-stopped"
     case instanceCrashed = "instance-crashed"
+    /// An entry of failed/ or unhandled/ was removed after its KeepFailedSec=/KeepUnhandledSec=.
+    case expired
 
     /// 128-bit id in journal form; the last digit tells the kinds apart.
     public var messageID: String {
@@ -18,6 +20,7 @@ public enum JournalEvent: String, Sendable, CaseIterable {
         case .instanceStarted: return "3b0a2c9d6e1f4a7b8c5d2e0f1a3b4c61"
         case .instanceStopped: return "3b0a2c9d6e1f4a7b8c5d2e0f1a3b4c62"
         case .instanceCrashed: return "3b0a2c9d6e1f4a7b8c5d2e0f1a3b4c63"
+        case .expired: return "3b0a2c9d6e1f4a7b8c5d2e0f1a3b4c6a"
         default: break
         }
         let digit: String = switch self {
@@ -37,7 +40,7 @@ public enum JournalEvent: String, Sendable, CaseIterable {
         case .stopping: "e"
         case .mismatch: "f"
         case .outputDropped: "0"
-        case .instanceStarted, .instanceStopped, .instanceCrashed: ""
+        case .instanceStarted, .instanceStopped, .instanceCrashed, .expired: ""
         }
         return "3b0a2c9d6e1f4a7b8c5d2e0f1a3b4c5" + digit
     }
@@ -46,7 +49,7 @@ public enum JournalEvent: String, Sendable, CaseIterable {
     var isDeliveryEvent: Bool {
         switch self {
         case .arrived, .dispatched, .finished, .retry, .failed, .unhandled, .violation, .removed, .rejected,
-             .mismatch, .outputDropped: true
+             .mismatch, .outputDropped, .expired: true
         default: false
         }
     }

@@ -17,6 +17,8 @@ final class Router {
     private var rescheduled = false
     private let isRoot = CurrentProcess.isRoot
     private(set) var catalog: HandlerCatalog
+    /// The Inbox bounds; nil when none is set (nothing is counted, no attribute written).
+    var quotas: InboxQuotas?
     /// Mismatches where the claim was kept, each reported once per catalog (see `report(_:of:)`).
     private var reportedCarrierMismatches: Set<String> = []
     /// Types whose choice was a tie broken by identifier, reported once per catalog: the choice depends on the
@@ -46,6 +48,10 @@ final class Router {
     func route(_ arrival: Arrival) {
         rescheduled = false
         defer { if !rescheduled { retries.forget(arrival.name, in: arrival.directory) } }
+        if arrival.origin == .dropped, let reason = quotas?.refusal(for: arrival) {
+            quarantine.reject(arrival, reason: reason)
+            return
+        }
         // The content typed must be the content delivered: with a read lease nobody can open the file for writing
         // unnoticed, and while somebody has it open so, no lease is had (fcntl(2), Leases).
         var leased = false
@@ -113,10 +119,11 @@ final class Router {
         }
     }
 
-    /// Records the bound Inbox on the agent's file, beside `Arrival.stamp` (which removes what was there before).
+    /// Records the drop Inbox on the agent's file, beside `Arrival.stamp` (which removes what was there before), where
+    /// it matters: the Inbox is bound to a handler, or Inboxes are bounded (`InboxQuotas` counts by it).
     private func record(_ binding: Routing.Binding?, of arrival: Arrival, on file: FileDescriptor) {
-        guard let binding, arrival.origin == .dropped else { return }
-        ExtendedAttributes(file).write(AgentAttribute.inbox, binding.inbox)
+        guard arrival.origin == .dropped, binding != nil || quotas != nil else { return }
+        ExtendedAttributes(file).write(AgentAttribute.inbox, binding?.inbox ?? arrival.directory.path)
     }
 
     /// The arrival's type, with what the inspection found logged; nil (the file refused to failed/) when it crashed
@@ -164,6 +171,7 @@ final class Router {
             copy?.close()
             dispatcher.enqueue(delivery(of: arrival, to: handler, in: container, as: newName, chosenBy: chosenBy, type: type),
                                placed: identity)
+            quotas?.charge(arrival, id: arrival.id)
         case .swapped(let found, let keptAs):
             quarantine.swapped(arrival, found: found, keptAs: keptAs)
         case .failed(let error):
@@ -269,6 +277,7 @@ final class Router {
                                               record(binding, of: arrival, on: file)
                                           }) {
         case .moved(let newName, let copy):
+            state.kept(newName, in: .unhandled, file: copy ?? arrival.file.descriptor)
             copy?.close()
             let what = reason.map { "\(arrival.cleanName) (\(type.identifier)): \($0)" }
                 ?? requested.map { "No handler \($0) (its sender's choice) for \(type.identifier)" }
@@ -384,5 +393,6 @@ final class Router {
         let chosenBy: Delivery.ChosenBy = arrival.metadata.handler == container.handler ? .sender : .rank
         dispatcher.enqueue(delivery(of: arrival, to: container.handler, in: container, as: name, chosenBy: chosenBy,
                                     type: type), placed: nil)
+        quotas?.charge(arrival, id: arrival.id)
     }
 }

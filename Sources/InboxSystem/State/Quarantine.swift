@@ -18,6 +18,7 @@ struct Quarantine {
         switch directory.moveUnique(name, to: failed, preferred: "rejected-" + FileNames.sanitized(name)) {
         case .success(let newName):
             state.leftInPlace.forget(name, in: directory)
+            state.kept(newName, in: .failed, file: nil)
             logger.log(.warning, "Moved aside \(kind.rawValue) \(shown) to \(failed.child(newName))", event: .rejected,
                        fields: fields + [("INBOX_MOVED_TO", failed.child(newName)), ("INBOX_SOURCE_UID", owner)])
         case .failure(let error):
@@ -50,6 +51,7 @@ struct Quarantine {
         }
         switch result {
         case .moved(let newName, let copy):
+            state.kept(newName, in: .failed, file: copy ?? arrival.file.descriptor)
             copy?.close()
             logger.log(.warning, "Refused \(arrival.shown): \(reason); kept in failed/", event: .rejected,
                        fields: fields + [("INBOX_MOVED_TO", failed.child(newName))])
@@ -66,6 +68,7 @@ struct Quarantine {
     func swapped(_ arrival: Arrival, found: EntryKind?, keptAs: String?) {
         let what = found.map { "a \($0.rawValue)" } ?? "nothing"
         let reason = "its name was swapped for \(what) after it was checked, by its sender (uid \(arrival.sourceUID))"
+        if let keptAs, let name = keptAs.split(separator: "/").last { state.kept(String(name), in: .failed, file: nil) }
         logger.log(.warning, "Refused \(arrival.shown): \(reason); nothing delivered", event: .rejected, fields: [
             "INBOX_FILE": arrival.shown, "INBOX_DELIVERY_ID": arrival.id, "INBOX_REASON": reason,
             "INBOX_FILE_KIND": found?.rawValue, "INBOX_MOVED_TO": keptAs, "INBOX_SOURCE_UID": String(arrival.sourceUID)])
@@ -79,6 +82,7 @@ struct Quarantine {
         if let failed = state.failed, case .success(let newName) = directory.moveUnique(Array(name.utf8), to: failed,
                                                                                          preferred: name) {
             directory.moveSidecar(of: Array(name.utf8), to: failed, as: newName)
+            state.kept(newName, in: .failed, file: arrival.file.descriptor)
             movedTo = failed.child(newName)
         }
         logger.log(.warning, "Refused \(arrival.shown): \(reason)", event: .rejected, fields: [
@@ -122,12 +126,15 @@ struct Quarantine {
     private func keep(_ delivery: Delivery, reason: String, from inbox: Directory?) -> String? {
         guard let inbox, let failed = state.failed else { return nil }
         let name = Array(delivery.name.utf8)
-        if case .opened(let file) = inbox.openRegular(name) {
-            ExtendedAttributes(file.descriptor).write(AgentAttribute.failure, reason)
-            file.descriptor.close()
+        var file: FileDescriptor?
+        if case .opened(let opened) = inbox.openRegular(name) {
+            ExtendedAttributes(opened.descriptor).write(AgentAttribute.failure, reason)
+            file = opened.descriptor
         }
+        defer { file?.close() }
         guard case .success(let newName) = inbox.moveUnique(name, to: failed, preferred: delivery.name) else { return nil }
         inbox.moveSidecar(of: name, to: failed, as: newName)
+        state.kept(newName, in: .failed, file: file)
         return failed.child(newName)
     }
 }

@@ -21,6 +21,8 @@ public final class StateDirectories {
     /// The entries that could not be moved aside, as recorded (the agent's; inboxctl reads `LeftInPlace.read`).
     public private(set) lazy var leftInPlace = LeftInPlace(root: root)
     private var containerCache: [String: Container] = [:]
+    /// Told of each entry put in failed/ and unhandled/ when entries there expire (the agent's; nil for inboxctl).
+    public var retention: Retention?
     private let isRoot = CurrentProcess.isRoot
 
     /// The agent's: creates what is missing, with the modes that keep handlers out of each other's way.
@@ -81,6 +83,14 @@ public final class StateDirectories {
                   let st = try? root.status(of: Array("Documents".utf8)) else { return nil }
             return st.st_uid
         })
+    }
+
+    /// An entry was just put in failed/ or unhandled/ as `name`: stamped with the time through `file` when the agent
+    /// has it open, and queued to expire.
+    func kept(_ name: String, in place: Retention.Place, file: FileDescriptor?) {
+        guard let retention else { return }
+        if let file { retention.stamp(file, for: place) }
+        retention.added(name, in: place)
     }
 
     /// Visible entries of a directory, the count status.json reports.
