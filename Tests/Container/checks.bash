@@ -581,6 +581,8 @@ Description=inboxd test handler for delivery %i
 [Service]
 EnvironmentFile=/run/inboxd/units/%i.env
 StandardInput=file:/run/inboxd/units/%i.json
+# What the unit prints carries its delivery, as a launched handler's output does.
+LogExtraFields=INBOX_DELIVERY_ID=%i INBOX_HANDLER=test.inboxd.unit
 ExecStart=/usr/local/libexec/inboxd-tests/unit-handler
 User=nobody
 ProtectSystem=strict
@@ -631,6 +633,13 @@ unit-handler: write: denied
 unit-handler: stdin: the delivery's JSON
 unit-handler: remove: allowed
 EXPECTED
+    # inboxctl log --delivery tells the whole story: the agent's entries and the unit's own words.
+    out=$(inside inboxctl log --delivery "${unit:17:32}" -- --no-pager 2>&1 || true)
+    grep -q 'unit-handler: read: allowed' <<<"$out" && grep -q 'handled job.unitjob' <<<"$out" || {
+        echo "    inboxctl log --delivery ${unit:17:32} lacks the unit's line or the agent's outcome:"
+        printf '%s\n' "$out" | sed 's/^/      /'
+        ok=1
+    }
     # What systemctl says of the run: the instance by name, its program and its exit.
     out=$(inside systemctl status --no-pager --lines=0 "$unit" 2>&1 || true)
     printf '%s\n' "$out" | sed 's/^/    /'
