@@ -581,7 +581,7 @@ Description=inboxd test handler for delivery %i
 [Service]
 EnvironmentFile=/run/inboxd/units/%i.env
 StandardInput=file:/run/inboxd/units/%i.json
-# What the unit prints carries its delivery, as a launched handler's output does.
+# What the unit prints carries its delivery, as the output of a launched handler does.
 LogExtraFields=INBOX_DELIVERY_ID=%i INBOX_HANDLER=test.inboxd.unit
 ExecStart=/usr/local/libexec/inboxd-tests/unit-handler
 User=nobody
