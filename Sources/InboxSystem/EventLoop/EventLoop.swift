@@ -115,10 +115,11 @@ extension ExitStatus {
 }
 
 extension Duration {
-    /// Whole microseconds, saturating at zero.
+    /// Whole microseconds, saturating at zero. A negative duration of less than a second has zero seconds and negative
+    /// attoseconds (`components` truncates toward zero): both are checked (a retry overdue by 50 ms is due now).
     var microseconds: UInt64 {
         let (seconds, attoseconds) = components
-        if seconds < 0 { return 0 }
+        if seconds < 0 || attoseconds < 0 { return 0 }
         return UInt64(seconds) * 1_000_000 + UInt64(attoseconds / 1_000_000_000_000)
     }
 }
