@@ -19,13 +19,20 @@ public struct DeliveryQueue<Item: Queueable> {
 
     /// Removes and returns the earliest item whose handler `canRun`.
     public mutating func popNext(where canRun: (String) -> Bool) -> Item? {
-        var best: (handler: String, sequence: UInt64)?
+        popNext(admitting: { canRun($0.handler) ? () : nil })?.item
+    }
+
+    /// Removes and returns the earliest head of a handler's queue that `admit` admits, with what `admit` said of it
+    /// (each head is asked once; a handler's later items wait behind its head).
+    public mutating func popNext<Admission>(admitting admit: (Item) -> Admission?) -> (item: Item, admission: Admission)? {
+        var best: (handler: String, sequence: UInt64, admission: Admission)?
         for (handler, items) in queues {
             let head = heads[handler, default: 0]
-            guard head < items.count, canRun(handler) else { continue }
-            if best == nil || items[head].sequence < best!.sequence { best = (handler, items[head].sequence) }
+            guard head < items.count, best == nil || items[head].sequence < best!.sequence,
+                  let admission = admit(items[head]) else { continue }
+            best = (handler, items[head].sequence, admission)
         }
-        guard let handler = best?.handler, let items = queues[handler] else { return nil }
+        guard let handler = best?.handler, let admission = best?.admission, let items = queues[handler] else { return nil }
         let head = heads[handler, default: 0]
         let item = items[head]
         if head + 1 == items.count {
@@ -38,7 +45,7 @@ public struct DeliveryQueue<Item: Queueable> {
             heads[handler] = head + 1
         }
         count -= 1
-        return item
+        return (item, admission)
     }
 
     /// Calls `body` with every waiting item, in no particular order.

@@ -55,9 +55,10 @@ public final class Agent {
                                        landlockMode: settings.landlock) { [sniffer] in sniffer?.pid.map { [$0] } ?? [] }
         launchers = HandlerLaunchers(loop: loop, logger: logger, processes: launcher, maxProcesses: settings.maxConcurrent,
                                      runtimeDirectory: settings.runtimeDirectory)
-        dispatcher = Dispatcher(loop: loop, logger: logger, state: state, launcher: launchers, catalog: catalog,
-                                limits: .init(maxConcurrent: settings.maxConcurrent, retryPolicy: settings.retryPolicy,
-                                              defaultTimeout: settings.defaultTimeout))
+        dispatcher = Dispatcher(loop: loop, logger: logger, state: state, quarantine: quarantine, launcher: launchers,
+                                catalog: catalog, limits: .init(maxConcurrent: settings.maxConcurrent,
+                                                                retryPolicy: settings.retryPolicy,
+                                                                defaultTimeout: settings.defaultTimeout))
         router = Router(loop: loop, logger: logger, state: state, inspector: TypeInspector(sniffer: sniffer), reader: reader,
                         dispatcher: dispatcher, catalog: catalog)
         watcher = try IntakeWatcher(loop: loop, logger: logger, reader: reader, quarantine: quarantine,

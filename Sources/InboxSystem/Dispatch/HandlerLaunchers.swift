@@ -1,9 +1,9 @@
 import Glibc
 import InboxCore
 
-/// The launcher the dispatcher is given: each delivery goes to the one its registration asks for — a resident
-/// instance (`Activation=resident`), a batch (`%F`, `%U` in `Exec=`), an instance of a systemd unit (`Unit=`), or a
-/// process of its own.
+/// The launcher the dispatcher is given: each attempt goes to the one its launch kind names (`LaunchKind`, which the
+/// dispatcher's limits count by too) — a resident instance (`Activation=resident`), a batch (`%F`, `%U` in `Exec=`),
+/// an instance of a systemd unit (`Unit=`), or a process of its own.
 final class HandlerLaunchers: Launcher {
     let processes: ProcessLauncher
     let batches: BatchLauncher
@@ -19,18 +19,18 @@ final class HandlerLaunchers: Launcher {
         processes.residentChildren = { [unowned resident] in resident.pids }
     }
 
-    func start(_ delivery: Delivery, copy: FileDescriptor, registration: HandlerRegistration, container: Container,
-               ended: @escaping (DeliveryOutcome) -> Void) -> LaunchStart {
-        if registration.unit != nil {
-            return units.start(delivery, copy: copy, registration: registration, container: container, ended: ended)
+    func start(_ delivery: Delivery, kind: LaunchKind, copy: FileDescriptor, registration: HandlerRegistration,
+               container: Container, ended: @escaping (DeliveryOutcome) -> Void) -> LaunchStart {
+        switch kind {
+        case .unit:
+            units.start(delivery, copy: copy, registration: registration, container: container, ended: ended)
+        case .resident:
+            resident.start(delivery, copy: copy, registration: registration, container: container, ended: ended)
+        case .batch:
+            batches.start(delivery, copy: copy, registration: registration, container: container, ended: ended)
+        case .process, .alone:
+            processes.start(delivery, copy: copy, registration: registration, container: container, ended: ended)
         }
-        if registration.activation == .resident {
-            return resident.start(delivery, copy: copy, registration: registration, container: container, ended: ended)
-        }
-        if registration.batchSize > 1 && !delivery.alone {
-            return batches.start(delivery, copy: copy, registration: registration, container: container, ended: ended)
-        }
-        return processes.start(delivery, copy: copy, registration: registration, container: container, ended: ended)
     }
 
     func signal(_ attempt: LaunchedAttempt, _ signal: DeliveryLifecycle.StopSignal) {

@@ -4,12 +4,12 @@ import InboxCore
 /// Today's conformer is `ProcessLauncher` (a process per file); a handler that stays running and takes deliveries as
 /// messages is a second conformer, with no change to intake, routing or the dispatcher.
 protocol Launcher: AnyObject {
-    /// Starts `delivery`'s handler. When `.started`, `ended` is called exactly once, from the event loop, with how
-    /// the attempt ended; otherwise never. `copy` is the Inbox copy as the dispatcher holds it open (and leased) for
-    /// the attempt, until `ended`: a launcher that hands the file itself to the handler reopens it from this
-    /// descriptor, never by name.
-    func start(_ delivery: Delivery, copy: FileDescriptor, registration: HandlerRegistration, container: Container,
-               ended: @escaping (DeliveryOutcome) -> Void) -> LaunchStart
+    /// Starts `delivery`'s handler as `kind`, the launch kind the dispatcher decided for this attempt and counts it
+    /// as. When `.started`, `ended` is called exactly once, from the event loop, with how the attempt ended;
+    /// otherwise never. `copy` is the Inbox copy as the dispatcher holds it open (and leased) for the attempt, until
+    /// `ended`: a launcher that hands the file itself to the handler reopens it from this descriptor, never by name.
+    func start(_ delivery: Delivery, kind: LaunchKind, copy: FileDescriptor, registration: HandlerRegistration,
+               container: Container, ended: @escaping (DeliveryOutcome) -> Void) -> LaunchStart
 
     /// Tells a started attempt to stop.
     func signal(_ attempt: LaunchedAttempt, _ signal: DeliveryLifecycle.StopSignal)

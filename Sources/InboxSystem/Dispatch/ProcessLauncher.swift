@@ -5,7 +5,7 @@ import InboxCore
 /// environment, its identity, limits and Landlock ruleset, stdout and stderr to the journal through an `OutputRelay`
 /// (at most the registration's OutputLimit=). It owns its processes: it watches each through the event loop, and
 /// when one exits it stops what that handler left running.
-final class ProcessLauncher: Launcher {
+final class ProcessLauncher {
     /// One handler process.
     final class Attempt: LaunchedAttempt {
         let pid: Int32

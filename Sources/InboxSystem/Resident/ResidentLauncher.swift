@@ -7,7 +7,7 @@ import InboxCore
 /// with the Inbox copy attached read-only; and ends the delivery when its answer comes, or when its instance ends
 /// without one. Which instance takes a delivery, when one starts, stops or is started again is decided here; the
 /// messages themselves are each `ResidentInstance`'s.
-final class ResidentLauncher: Launcher {
+final class ResidentLauncher {
     /// What is known of one resident handler: its instances and the deliveries waiting for room in one.
     private final class Handler {
         var registration: HandlerRegistration

@@ -16,7 +16,7 @@ import InboxCore
 /// The delivery reaches the unit as files in the agent's runtime directory: `units/<instance>.env` (the INBOX_*
 /// variables, for `EnvironmentFile=`) and `units/<instance>.json` (the JSON a launched handler reads on stdin, for
 /// `StandardInput=file:`), written before the start and removed at the end.
-final class UnitLauncher: Launcher {
+final class UnitLauncher {
     final class Attempt: LaunchedAttempt {
         let delivery: Delivery
         let unit: String
