@@ -29,6 +29,10 @@ import Testing
         LimitCase(registration: World.handler("batch", batchSize: 4), agent: 2, files: 20, startsAtOnce: 8, kind: .batch),
         LimitCase(registration: World.handler("batch-capped", batchSize: 4, maxConcurrent: 1), agent: 4, files: 20,
                   startsAtOnce: 4, kind: .batch),
+        // A unit instance per attempt: a process, the service manager's.
+        LimitCase(registration: World.handler("unit", unit: true), agent: 2, files: 5, startsAtOnce: 2, kind: .unit),
+        LimitCase(registration: World.handler("unit-capped", maxConcurrent: 1, unit: true), agent: 4, files: 5,
+                  startsAtOnce: 1, kind: .unit),
         // Resident deliveries: Instances= × MaxInFlight= (1 × 3).
         LimitCase(registration: World.handler("resident", resident: true), agent: 1, files: 10, startsAtOnce: 3,
                   kind: .resident),

@@ -124,11 +124,12 @@ final class DispatcherWorld {
 
     /// A registration of the kind the tests need.
     static func handler(_ identifier: String, batchSize: Int = 1, maxConcurrent: Int? = nil, resident: Bool = false,
-                        timeout: Duration? = nil) -> HandlerRegistration {
+                        unit: Bool = false, timeout: Duration? = nil) -> HandlerRegistration {
         let exec = try! ExecCommand(parsing: batchSize > 1 ? "/bin/true %F" : "/bin/true %f")
         var registration = HandlerRegistration(identifier: identifier, exec: exec, timeout: timeout,
                                                maxConcurrent: maxConcurrent, path: "/test/\(identifier).handler")
         registration.batchSize = batchSize
+        if unit { registration.unit = try! UnitTemplate(parsing: "\(identifier)@.service") }
         if resident {
             registration.activation = .resident
             registration.instances = 1
