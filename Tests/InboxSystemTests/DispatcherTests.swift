@@ -107,6 +107,47 @@ import Testing
         #expect(world.failedHas("one") == endsAtOnce && world.inboxHas("one", of: "h") == !endsAtOnce)
     }
 
+    /// What the copy's owner finds when an attempt starts, and what becomes of the delivery: nothing starts and
+    /// nothing stays counted unless the copy is the file intake placed, unchanged and open for nobody's writing.
+    enum CopyCase: String, CaseIterable, Sendable {
+        case intact, vanished, symlink, changedSincePlaced, heldOpenForWriting
+    }
+
+    @Test(arguments: CopyCase.allCases)
+    func anAttemptStartsOnlyOnTheCopyThatWasPlaced(_ test: CopyCase) throws {
+        let world = try World([World.handler("h")])
+        var writer: FileHandle?
+        try world.deliver("file", to: "h") { path in
+            var st = stat()
+            guard stat(path, &st) == 0 else { throw POSIXError(.EIO) }
+            switch test {
+            case .intact: break
+            case .vanished: unlink(path)
+            case .symlink:
+                unlink(path)
+                symlink("/etc/passwd", path)
+            case .changedSincePlaced:
+                try Data("file, and more".utf8).write(to: URL(fileURLWithPath: path))
+            case .heldOpenForWriting:
+                writer = FileHandle(forWritingAtPath: path)
+            }
+            return FileIdentity(st)
+        }
+        defer { try? writer?.close() }
+        world.dispatcher.launchReady()
+        let started = test == .intact
+        #expect(world.launcher.starts.count == (started ? 1 : 0))
+        #expect(world.dispatcher.runningCount == (started ? 1 : 0) && world.dispatcher.queuedCount == 0)
+        #expect(world.ended.count == (started ? 0 : 1) && world.dispatcher.retryingCount == 0)
+        // Moved aside or withdrawn into failed/; a vanished one is simply gone.
+        #expect(world.failedHas("file") == [.symlink, .changedSincePlaced, .heldOpenForWriting].contains(test))
+        #expect(world.inboxHas("file", of: "h") == started)
+        if started {
+            world.launcher.starts[0].finish(.exited(0))
+            #expect(world.ended.count == 1 && !world.inboxHas("file", of: "h") && world.dispatcher.isIdle)
+        }
+    }
+
     /// TimeoutSec= passed: SIGTERM, then SIGKILL after the grace; the exit counts as a timeout.
     @Test func aTimedOutHandlerIsToldToStopThenKilled() throws {
         let world = try World([World.handler("slow", timeout: .milliseconds(30))],

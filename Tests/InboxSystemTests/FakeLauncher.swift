@@ -138,17 +138,20 @@ final class DispatcherWorld {
         return registration
     }
 
-    /// Places a file in `handler`'s container Inbox and enqueues its delivery.
+    /// Places a file in `handler`'s container Inbox and enqueues its delivery; `enqueue` may change the file first, and
+    /// returns its identity as intake placed it, if any.
     @discardableResult
-    func deliver(_ name: String, to handler: String) throws -> Delivery {
+    func deliver(_ name: String, to handler: String, before enqueue: (String) throws -> FileIdentity? = { _ in nil })
+        throws -> Delivery {
         let container = try state.container(for: handler, identity: nil)
         let path = "\(root.path)/containers/\(handler)/Inbox/\(name)"
         try Data(name.utf8).write(to: URL(fileURLWithPath: path))
+        let placed = try enqueue(path)
         nextID += 1
         let delivery = Delivery(id: String(format: "%032x", nextID), handler: handler, name: name, path: path,
                                 documents: container.documents, contentType: "public.plain-text",
                                 contentTypes: ["public.plain-text"])
-        dispatcher.enqueue(delivery, placed: nil)
+        dispatcher.enqueue(delivery, placed: placed)
         return delivery
     }
 
@@ -156,8 +159,11 @@ final class DispatcherWorld {
         FileManager.default.fileExists(atPath: "\(root.path)/containers/\(handler)/Inbox/\(name)")
     }
 
+    /// Whether failed/ holds the file, kept under its name or moved aside unopened (`rejected-` and its name).
     func failedHas(_ name: String) -> Bool {
-        ((try? FileManager.default.contentsOfDirectory(atPath: "\(root.path)/failed")) ?? []).contains { $0.hasPrefix(name) }
+        ((try? FileManager.default.contentsOfDirectory(atPath: "\(root.path)/failed")) ?? []).contains {
+            $0.hasPrefix(name) || $0.hasPrefix("rejected-\(name)")
+        }
     }
 
     /// Runs the event loop until `loop.exit(code: 0)`, or fails (code 1) once `timeout` passes.
