@@ -156,6 +156,35 @@ struct SidecarTests {
         #expect(world.allEntries(of: world.containerInbox(handler)).isEmpty)
     }
 
+    /// Intake looks for a sidecar only where it saw one arrive (`SidecarSightings`): each way one can come is seen, so
+    /// its metadata reaches the handler, and a file without one has none. One there before the start is listed by
+    /// the first rescan; while the agent runs, one written in place or renamed in brings an event before its file.
+    @Test func aSidecarIsFoundHoweverItCame() throws {
+        let world = try AgentHarness()
+        try world.register("test.text.\(world.tag)", contentTypes: "public.plain-text")
+        func sidecar(_ app: String) -> Data { Data(#"{"source-app":"com.example.\#(app)"}"#.utf8) }
+        try sidecar("before").write(to: world.inbox.appendingPathComponent(".before.txt.inbox-meta"))
+        try world.drop("before.txt", contents: Array("before the start\n".utf8))
+        try world.start()
+        _ = try world.waitForEvents("finished")
+        try sidecar("inplace").write(to: world.inbox.appendingPathComponent(".inplace.txt.inbox-meta"))
+        try world.drop("inplace.txt", contents: Array("written in place\n".utf8))
+        let renamed = world.root.appendingPathComponent(".renamed.txt.inbox-meta")
+        try sidecar("renamed").write(to: renamed)
+        #expect(rename(renamed.path, world.inbox.appendingPathComponent(".renamed.txt.inbox-meta").path) == 0)
+        try Data("its file written in place\n".utf8).write(to: world.inbox.appendingPathComponent("renamed.txt"))
+        try world.drop("none.txt", contents: Array("no sidecar\n".utf8))
+        let finished = try world.waitForEvents("finished", count: 4)
+        var apps: [String: String] = [:]
+        for entry in finished {
+            guard let file = entry["INBOX_FILE"] as? String else { continue }
+            apps[(file as NSString).lastPathComponent] = entry["INBOX_SOURCE_APP"] as? String ?? "none"
+        }
+        #expect(apps == ["before.txt": "com.example.before", "inplace.txt": "com.example.inplace",
+                         "renamed.txt": "com.example.renamed", "none.txt": "none"])
+        #expect(world.allEntries(of: world.inbox).isEmpty)
+    }
+
     /// A sidecar whose file is gone (a crash between the two) is removed at start, so a later file of that name does
     /// not inherit it.
     @Test func orphanSidecarsAreRemovedAtStart() throws {

@@ -14,12 +14,15 @@ final class ArrivalReader {
 
     deinit { scratch.deallocate() }
 
-    /// The arrival of `file`, found as `name` in `directory`.
-    func arrival(of file: OpenedFile, named name: [UInt8], in directory: Directory, origin: Arrival.Origin) -> Arrival {
+    /// The arrival of `file`, found as `name` in `directory`. Its sidecar is looked for unless `lookForSidecar` is
+    /// false: its Inbox's events say it has none (`SidecarSightings`).
+    func arrival(of file: OpenedFile, named name: [UInt8], in directory: Directory, origin: Arrival.Origin,
+                 lookForSidecar: Bool = true) -> Arrival {
         let shown = directory.child(displayName(name))
         // Listed once: most files carry few of the attributes read here, or none.
         let attributes = ExtendedAttributes(file.descriptor).listed()
-        let (metadata, hasSidecar) = senderMetadata(attributes, file: file, name: name, in: directory, shown: shown)
+        let (metadata, hasSidecar) = senderMetadata(attributes, file: file, name: name, in: directory, shown: shown,
+                                                    lookForSidecar: lookForSidecar)
         switch origin {
         case .dropped:
             // Recorded on the file only once it is the agent's (`Arrival.stamp`), never in its sender's Inbox.
@@ -42,7 +45,7 @@ final class ArrivalReader {
 
     /// The attributes, and for what they lack the sidecar beside the file (`hasSidecar`: one was read).
     private func senderMetadata(_ attributes: ExtendedAttributes, file: OpenedFile, name: [UInt8], in directory: Directory,
-                                shown: String) -> (metadata: SenderMetadata, hasSidecar: Bool) {
+                                shown: String, lookForSidecar: Bool) -> (metadata: SenderMetadata, hasSidecar: Bool) {
         let fields: KeyValuePairs<String, String?> = ["INBOX_FILE": shown]
         var metadata = SenderMetadata()
         switch attributes.read(SenderAttribute.sourceApp, limit: MetadataLimits.sourceAppBytes, scratch: scratch) {
@@ -78,6 +81,7 @@ final class ArrivalReader {
                 logger.log(.warning, "Ignoring invalid handler choice on \(shown)", fields: fields)
             }
         }
+        guard lookForSidecar else { return (metadata, false) }
         switch directory.readSidecar(of: name, owner: file.status.st_uid) {
         case .absent:
             return (metadata, false)

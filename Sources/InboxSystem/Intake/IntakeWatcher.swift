@@ -29,6 +29,9 @@ final class IntakeWatcher {
     private var missingTimer: EventSource?
     private var mountWatch: MountWatch?
     private var pendingNames = NameQueue<Directory>()
+    /// Which of the pending names may have a sidecar, so that only those are looked for one (while a rescan is due,
+    /// every one is).
+    private var sidecars = SidecarSightings<ObjectIdentifier>()
     private var rescanNeeded = true
     private var inotifyPaused = false
     private var stopped = false
@@ -156,7 +159,10 @@ final class IntakeWatcher {
             case .notOurs, .nothing:
                 break
             case .entry(let inbox, let name, let created):
-                guard !FileNames.isHidden(name) else { break }
+                guard !FileNames.isHidden(name) else {
+                    sidecars.saw(name, in: ObjectIdentifier(inbox))
+                    break
+                }
                 // A regular file made in place is still being written: IN_CLOSE_WRITE brings it. Anything else made
                 // in place (a link, FIFO, device, socket, directory) brings no other event, and is looked at now.
                 if created, let st = try? inbox.status(of: name), EntryKind(mode: st.st_mode) == .regular,
@@ -217,18 +223,23 @@ final class IntakeWatcher {
                        fields: ["INBOX_FILE": inbox.child(displayName(name))])
         case .opened(let file):
             defer { file.descriptor.close() }
-            arrived(reader.arrival(of: file, named: name, in: inbox, origin: .dropped))
+            let sighted = sidecars.mayHaveSidecar(name, in: ObjectIdentifier(inbox))
+            arrived(reader.arrival(of: file, named: name, in: inbox, origin: .dropped, lookForSidecar: sighted || rescanNeeded))
         }
     }
 
     /// Queues every visible name in the drop Inboxes, as many as fit; the rest wait for the next rescan.
     private func rescan() {
         rescanNeeded = false
+        sidecars.rescanStarts()
         for inbox in inboxes.watched {
             guard let names = try? inbox.entries() else { continue }
+            // The sidecars first: a file listed is taken only after the whole listing.
+            for name in names where FileNames.isHidden(name) { sidecars.saw(name, in: ObjectIdentifier(inbox)) }
             for name in names where !FileNames.isHidden(name) {
                 if pendingNames.count >= maxPendingNames {
                     rescanNeeded = true
+                    sidecars.rescanIncomplete()
                     return
                 }
                 pendingNames.append(inbox, name)
