@@ -15,18 +15,23 @@ final class Recovery {
         self.router = router
     }
 
-    /// Files left in intake/ go on from there; those left in container Inboxes are queued again (`Router.requeue`),
-    /// oldest name first per Inbox; sidecars without a file are removed.
+    /// Files left in container Inboxes are queued again (`Router.requeue`), oldest name first per Inbox; those left
+    /// in intake/ go on from there; sidecars without a file are removed. Every directory is listed before any file
+    /// is taken: a file taken moves into a container (from intake/, or from the container of a handler no longer
+    /// registered), where a later listing would find it and queue it a second time.
     func recoverContainers() {
-        // What was in intake/ when an earlier run stopped is the agent's already; it goes on from there.
+        let containers = state.containerInboxes().compactMap { handler, inbox -> (String, Directory, [[UInt8]])? in
+            guard let files = try? inbox.entries() else { return nil }
+            inbox.removeOrphanSidecars(among: files)
+            return (handler, inbox, files.sorted(by: { $0.lexicographicallyPrecedes($1) }))
+        }
+        var staged: (Directory, [[UInt8]])?
         if let staging = state.intake, let names = try? staging.entries() {
             staging.removeOrphanSidecars(among: names)
-            for name in names where !FileNames.isHidden(name) { take(name, from: staging) }
+            staged = (staging, names)
         }
-        for (handler, inbox) in state.containerInboxes() {
-            guard let files = try? inbox.entries() else { continue }
-            inbox.removeOrphanSidecars(among: files)
-            for name in files.sorted(by: { $0.lexicographicallyPrecedes($1) }) where !FileNames.isHidden(name) {
+        for (handler, inbox, files) in containers {
+            for name in files where !FileNames.isHidden(name) {
                 guard case .opened(let file) = inbox.openRegular(name) else { continue }
                 defer { file.descriptor.close() }
                 let arrival = reader.arrival(of: file, named: name, in: inbox, origin: .held)
@@ -40,6 +45,10 @@ final class Recovery {
                     router.route(arrival)
                 }
             }
+        }
+        // What was in intake/ when an earlier run stopped is the agent's already; it goes on from there.
+        if let (staging, names) = staged {
+            for name in names where !FileNames.isHidden(name) { take(name, from: staging) }
         }
     }
 
