@@ -1,7 +1,8 @@
 import InboxCore
 
 /// The one way a file is typed and its handler decided, whoever asks: an arrival routed the first time, one a retry
-/// takes again, a file recovery finds in a container. The type comes from the `TypeInspector`, with one fallback (a
+/// takes again, a file recovery finds in a container. A dropped file is leased first (the content typed must be the
+/// content delivered). The type comes from the `TypeInspector`, with one fallback (a
 /// file that crashes or stalls the content sniffer is refused, whenever that happens), and the decision from `Routing`
 /// over the same inputs: the name the file was dropped as (`Arrival.cleanName`), its content-type attribute, the
 /// sender's request and the binding of the Inbox it came from. What the inspection and the decision found worth
@@ -13,10 +14,15 @@ final class ArrivalTyping {
         let decision: Routing.Decision
         /// The binding of the drop Inbox the file came from (nil when it is not bound).
         let binding: Routing.Binding?
+        /// The file's read lease is held (through its descriptor, so until the arrival is closed): once the file is
+        /// placed, a broken lease means its sender opened it for writing meanwhile.
+        let leased: Bool
     }
 
     enum Outcome {
         case typed(Typed)
+        /// Its sender has it open for writing: not typed, since its content could still change.
+        case busy
         /// The file crashed or stalled the content sniffer: refused with `reason`, never delivered.
         case unsniffable(reason: String)
     }
@@ -44,6 +50,19 @@ final class ArrivalTyping {
 
     /// The arrival's type and where it goes.
     func type(_ arrival: Arrival) -> Outcome {
+        // With a read lease nobody can open the file for writing unnoticed, and while somebody has it open so, no
+        // lease is had (fcntl(2), Leases). A file the agent holds is the agent's: nobody else can open it.
+        var leased = false
+        if arrival.origin == .dropped {
+            switch arrival.file.descriptor.takeReadLease() {
+            case .held:
+                leased = true
+            case .busy:
+                return .busy
+            case .unavailable:
+                break  // not the owner and no CAP_LEASE: as stable as its sender leaves it (README, Security model)
+            }
+        }
         let type: ResolvedType
         switch inspector.inspect(arrival.file.descriptor, name: arrival.cleanName, explicit: arrival.metadata.contentType,
                                  in: catalog.database) {
@@ -70,7 +89,7 @@ final class ArrivalTyping {
         if case .deliver(let handler, let chosenBy, let tied) = decision {
             report(handler, chosenBy: chosenBy, tied: tied, of: arrival, type: type.identifier)
         }
-        return .typed(Typed(type: type, decision: decision, binding: binding))
+        return .typed(Typed(type: type, decision: decision, binding: binding, leased: leased))
     }
 
     /// The binding of the drop Inbox the arrival came from: the directory it lies in when dropped, the one recorded on

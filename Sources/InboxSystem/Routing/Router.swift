@@ -1,10 +1,10 @@
 import InboxCore
 
-/// Takes each arrival from its type to where it goes, as a sequence of owners, each with one job and its own state:
-/// `ArrivalTyping` gives the type and the decision (`Routing`, InboxCore), `Placement` moves the file (into the
-/// chosen handler's container Inbox, queued with the dispatcher, or into unhandled/; `Quarantine`: failed/), and
-/// `MoveRetries` waits out a move that failed for a reason that passes, or a sender still writing the file. The router
-/// itself holds only the read lease for the length of one call, and passes what each step found on as a value.
+/// Takes each arrival from its type to where it goes, through owners that each have one job and their own state:
+/// `ArrivalTyping` leases the file and gives its type and the decision (`Routing`, InboxCore), `Placement` moves it
+/// (into the chosen handler's container Inbox, queued with the dispatcher, or into unhandled/; `Quarantine`:
+/// failed/), and `MoveRetries` waits out a move that failed for a reason that passes, or a sender still writing the
+/// file. The router keeps nothing between calls: what each step found is passed on as a value.
 final class Router {
     /// Whether a routing ended with the file waiting for a retry (its retries go on) or not (they end).
     private enum Routed { case settled, waiting }
@@ -43,64 +43,48 @@ final class Router {
 
     /// Decides where an arrival goes and moves it there.
     func route(_ arrival: Arrival) {
-        if take(arrival) == .settled { retries.forget(arrival.name, in: arrival.directory) }
+        if take(arrival, lyingIn: nil) == .settled { retries.forget(arrival.name, in: arrival.directory) }
     }
 
-    /// Queues again a file found in a container Inbox (`Recovery`), typed and decided as it was when first routed: if
-    /// the decision is its container's handler, it is queued where it lies, chosen as it was; otherwise (its handler
-    /// is no longer registered, or no longer the choice) the decision is carried out, as for any file the agent holds.
+    /// Queues again a file found in a container Inbox as `name` (`Recovery`), typed and decided as it was when first
+    /// routed: if the decision is its container's handler, it is queued where it lies, chosen as it was; otherwise
+    /// (its handler is no longer registered, or no longer the choice) the decision is carried out, as for any file
+    /// the agent holds.
     func requeue(_ arrival: Arrival, named name: String, in container: Container) {
-        let routed: Routed
-        switch typing.type(arrival) {
-        case .unsniffable(let reason):
-            quarantine.reject(arrival, reason: reason)
-            routed = .settled
-        case .typed(let typed):
-            if case .deliver(container.handler, let chosenBy, _) = typed.decision {
-                placement.requeue(arrival, named: name, in: container, chosenBy: chosenBy, type: typed.type)
-                routed = .settled
-            } else {
-                routed = carryOut(typed, for: arrival, leased: false)
-            }
-        }
-        if routed == .settled { retries.forget(arrival.name, in: arrival.directory) }
+        if take(arrival, lyingIn: (container, name)) == .settled { retries.forget(arrival.name, in: arrival.directory) }
     }
 
-    private func take(_ arrival: Arrival) -> Routed {
+    /// The one path of every file: bounds, lease and type, decision, then the decision carried out (or, for a file
+    /// found in its handler's container, left where it lies).
+    private func take(_ arrival: Arrival, lyingIn placed: (container: Container, name: String)?) -> Routed {
         if arrival.origin == .dropped, let reason = quotas?.refusal(for: arrival) {
             quarantine.reject(arrival, reason: reason)
             return .settled
         }
-        // The content typed must be the content delivered: with a read lease nobody can open the file for writing
-        // unnoticed, and while somebody has it open so, no lease is had (fcntl(2), Leases).
-        var leased = false
-        if arrival.origin == .dropped {
-            switch arrival.file.descriptor.takeReadLease() {
-            case .held:
-                leased = true
-            case .busy:
-                return retries.waitForWriter(arrival) ? .waiting : .settled
-            case .unavailable:
-                break  // not the owner and no CAP_LEASE: as stable as its sender leaves it (README, Security model)
-            }
-        }
         switch typing.type(arrival) {
+        case .busy:
+            return retries.waitForWriter(arrival) ? .waiting : .settled
         case .unsniffable(let reason):
             quarantine.reject(arrival, reason: reason)
             return .settled
         case .typed(let typed):
-            return carryOut(typed, for: arrival, leased: leased)
+            if let placed, case .deliver(placed.container.handler, let chosenBy, _) = typed.decision {
+                placement.requeue(arrival, named: placed.name, in: placed.container, chosenBy: chosenBy,
+                                  type: typed.type)
+                return .settled
+            }
+            return carryOut(typed, for: arrival)
         }
     }
 
     /// Carries out the decision: the move, and what a failed move leaves to wait for.
-    private func carryOut(_ typed: ArrivalTyping.Typed, for arrival: Arrival, leased: Bool) -> Routed {
+    private func carryOut(_ typed: ArrivalTyping.Typed, for arrival: Arrival) -> Routed {
         let placed: Placement.Placed
         var handler: String?
         switch typed.decision {
         case .deliver(let chosen, let chosenBy, _):
             handler = chosen
-            placed = placement.deliver(arrival, to: chosen, chosenBy: chosenBy, type: typed.type, leased: leased,
+            placed = placement.deliver(arrival, to: chosen, chosenBy: chosenBy, type: typed.type, leased: typed.leased,
                                        binding: typed.binding)
         case .park(let requested, let reason):
             placed = placement.park(arrival, type: typed.type, requested: requested, reason: reason,
