@@ -61,7 +61,32 @@ final class MiddleWorld {
         }
     }
 
-    func remove() { _ = try? run(["/bin/rm", "-rf", root]) }
+    /// Removes the temp directory. Without a child process: tests run side by side in one process, and a child holds
+    /// a copy of every descriptor until its exec, close-on-exec or not, so a spawn here would make another test's
+    /// file look open for writing to its read lease.
+    func remove() { Self.removeTree(Array(root.utf8CString)) }
+
+    /// Removes a tree without following links; `path` is NUL-terminated bytes (names need not be UTF-8).
+    private static func removeTree(_ path: [CChar]) {
+        var st = stat()
+        guard lstat(path, &st) == 0 else { return }
+        guard (st.st_mode & S_IFMT) == S_IFDIR else {
+            unlink(path)
+            return
+        }
+        var children: [[CChar]] = []
+        if let stream = opendir(path) {
+            while let entry = readdir(stream) {
+                let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
+                    Array(raw.bindMemory(to: CChar.self).prefix { $0 != 0 })
+                }
+                if name != [0x2E] && name != [0x2E, 0x2E] { children.append(path.dropLast() + [0x2F] + name + [0]) }
+            }
+            closedir(stream)
+        }
+        for child in children { removeTree(child) }
+        rmdir(path)
+    }
 
     func catalog() -> HandlerCatalog { HandlerCatalog.load(settings) }
 
@@ -98,7 +123,7 @@ final class MiddleWorld {
         guard status == 0 else { throw SystemError("rename", path: hidden, errno: .current) }
     }
 
-    /// The visible names in a directory under the root, sorted.
+    /// The names in a directory under the root (hidden ones too), sorted.
     func names(in relative: String) -> [String] {
         guard let directory = try? Directory(path: root + "/" + relative), let names = try? directory.entries() else {
             return []
@@ -130,12 +155,29 @@ final class Middle {
         recovery = Recovery(state: world.state, reader: reader, router: router)
     }
 
-    /// Takes a name from the drop Inbox as intake does (opened and checked) and routes it.
-    func take(_ name: String) throws {
+    /// Takes a name from the drop Inbox as intake does (opened and checked) and routes it; with `settling`, runs the
+    /// event loop until no file waits for a retry. (Tests run side by side: another's child process, until its exec,
+    /// holds a copy of every descriptor, and can make a file look open for writing to a read lease for a moment.)
+    func take(_ name: String, settling: Bool = true) throws {
         try take(Array(name.utf8))
+        if settling { try settle() }
     }
 
-    func take(_ name: [UInt8]) throws {
+    /// Runs the event loop until no file waits for a retry of its move.
+    func settle() throws {
+        guard router.waitingCount > 0 else { return }
+        var poll: EventSource?
+        func check() {
+            poll = try? loop.addTimer(after: .milliseconds(10)) { [unowned self] in
+                if router.waitingCount == 0 { loop.exit(code: 0) } else { check() }
+            }
+        }
+        check()
+        #expect(try run(), "a retry still waits")
+        _ = poll
+    }
+
+    private func take(_ name: [UInt8]) throws {
         let directory = try Directory(path: world.inbox)
         guard case .opened(let file) = directory.openRegular(name) else {
             Issue.record("\(displayName(name)) could not be opened")

@@ -115,6 +115,16 @@ struct RouterTests {
             #expect(delivery.id == id)
             #expect(delivery.contentType == "public.plain-text")
         }),
+        RecoveryCase(testDescription: "a file in intake/ takes its sidecar on; one without a file is removed",
+                     leave: { world in
+            let staging = world.statePath + "/intake"
+            try MiddleWorld.write(staging + "/2049-12345", Array("text\n".utf8), attributes: recorded)
+            try MiddleWorld.write(staging + "/.2049-12345.inbox-meta", Array(#"{"source-app": "com.example.sender"}"#.utf8))
+            try MiddleWorld.write(staging + "/.2049-99.inbox-meta", Array(#"{"source-app": "com.example.sender"}"#.utf8))
+        }, handler: "test.text", name: "notes.txt", emptied: ["state/intake"], check: { delivery in
+            #expect(delivery.hasSidecar)
+            #expect(delivery.sender.sourceApp == "com.example.sender")
+        }),
         RecoveryCase(testDescription: "a file in a container Inbox is queued again with its attempts", leave: { world in
             try MiddleWorld.write(try container(world, "test.text") + "/notes.txt", Array("text\n".utf8),
                                   attributes: recorded.merging([AgentAttribute.attempts: "1", AgentAttribute.started: "2"],
@@ -201,7 +211,7 @@ struct RouterTests {
         try world.drop("notes.txt", "some words of text\n")
         let writer = open(world.inbox + "/notes.txt", O_WRONLY | O_CLOEXEC)
         try #require(writer >= 0)
-        try middle.take("notes.txt")
+        try middle.take("notes.txt", settling: false)
         #expect(middle.handoff.deliveries.isEmpty)
         #expect(middle.router.waitingCount == 1)
         #expect(world.names(in: "Inbox") == ["notes.txt"], "untouched while its sender writes")
@@ -209,7 +219,7 @@ struct RouterTests {
         middle.handoff.enqueued = { _ in middle.stop() }
         #expect(try middle.run())
         #expect(middle.handoff.deliveries.map(\.name) == ["notes.txt"])
-        #expect(middle.handoff.launches == 1, "a retry's routing launches what it queued")
+        #expect(middle.handoff.launches >= 1, "a retry's routing launches what it queued")
         #expect(middle.router.waitingCount == 0)
     }
 
@@ -229,6 +239,7 @@ struct RouterTests {
         #expect(symlink("/etc/shadow", world.inbox + "/.swap") == 0)
         #expect(rename(world.inbox + "/.swap", world.inbox + "/notes.txt") == 0)
         middle.router.route(arrival)
+        try middle.settle()
         #expect(middle.handoff.deliveries.isEmpty)
         #expect(world.names(in: "state/containers/test.text/Inbox").isEmpty)
         #expect(world.names(in: "state/failed").count == 1)
