@@ -24,6 +24,8 @@ public final class Agent {
     private let launchers: HandlerLaunchers
     private let dispatcher: Dispatcher
     private let router: Router
+    /// Takes again what the agent holds: an earlier run's files at start-up, unhandled/ after a reload.
+    private let recovery: Recovery
     private let status: StatusReporter
     /// Ends every process the agent started before it exits (SIGTERM and the like).
     private let stop: StopSequence
@@ -59,8 +61,9 @@ public final class Agent {
                                 catalog: catalog, limits: .init(maxConcurrent: settings.maxConcurrent,
                                                                 retryPolicy: settings.retryPolicy,
                                                                 defaultTimeout: settings.defaultTimeout))
-        router = Router(loop: loop, logger: logger, state: state, inspector: TypeInspector(sniffer: sniffer), reader: reader,
-                        dispatcher: dispatcher, catalog: catalog)
+        router = Router(loop: loop, logger: logger, state: state, quarantine: quarantine,
+                        inspector: TypeInspector(sniffer: sniffer), reader: reader, dispatcher: dispatcher, catalog: catalog)
+        recovery = Recovery(state: state, reader: reader, router: router)
         watcher = try IntakeWatcher(loop: loop, logger: logger, reader: reader, quarantine: quarantine,
                                     inboxes: settings.inboxes)
         if !settings.inboxBounds.isEmpty {
@@ -88,7 +91,7 @@ public final class Agent {
         watcher.batchDone = { [unowned self] in self.dispatcher.launchReady() }
         watcher.handlersChanged = { [unowned self] in self.scheduleReload() }
         watcher.inboxesChanged = { [unowned self] in self.status.updateSoon() }
-        dispatcher.reroute = { [unowned self] delivery in self.router.reroute(delivery) }
+        dispatcher.reroute = { [unowned self] delivery in self.recovery.reroute(delivery) }
         dispatcher.roomForIntake = { [unowned self] in self.watcher.resume() }
         dispatcher.changed = { [unowned self] in
             self.status.updateSoon()
@@ -140,8 +143,8 @@ public final class Agent {
         // What earlier runs left aside is each sender's to see, before what this run does is recorded over it.
         status.senders.recover(state)
         // Files already there, or left over from a previous run, are taken now that the watches exist.
-        router.recoverContainers()
-        router.redispatchUnhandled()
+        recovery.recoverContainers()
+        recovery.redispatchUnhandled()
         // What expired while the agent was down goes now; the rest is timed.
         retention?.start()
         watcher.resume()
@@ -204,7 +207,7 @@ public final class Agent {
         dispatcher.use(catalog)
         watcher.watch(handlerDirectories: settings.handlerDirectories + catalog.loaded.bundleDirectories,
                       preferences: settings.defaultsFile)
-        router.redispatchUnhandled()
+        recovery.redispatchUnhandled()
         notifier.ready(status: statusLine())
         dispatcher.launchReady()
     }

@@ -1,9 +1,10 @@
 import InboxCore
 
-/// Files the router could not move for a reason that passes, each tried again on a timer with back-off
-/// (`Backoff`): the event loop is never blocked, and nothing else needs to happen (a restart, a new event) for the
-/// file to move once the reason is gone. Keyed by directory and name; an entry lasts until its file is routed
-/// without a new wait (`forget`), so an outage counts once per file.
+/// Files the router could not move yet, each tried again on a timer with back-off (`Backoff`): one whose move failed
+/// for a reason that passes (a full disk...), or whose sender still had it open for writing. The event loop is never
+/// blocked, and nothing else needs to happen (a restart, a new event) for the file to move once the reason is gone.
+/// Keyed by directory and name; an entry lasts until its file is routed without a new wait (`forget`), so an outage
+/// counts once per file. A retry that is due opens and checks the name again, as intake does, and routes it.
 final class MoveRetries {
     private final class Entry {
         let directory: Directory
@@ -22,19 +23,81 @@ final class MoveRetries {
     }
 
     private let loop: EventLoop
+    private let logger: Logger
+    private let state: StateDirectories
+    private let quarantine: Quarantine
+    private let reader: ArrivalReader
     private var entries: [String: Entry] = [:]
-    /// Takes the name again (open, check, route).
-    var retake: (_ directory: Directory, _ name: [UInt8], _ origin: Arrival.Origin) -> Void = { _, _, _ in }
+    /// Routes an arrival a retry took again; set by the router.
+    var route: (Arrival) -> Void = { _ in }
 
-    init(loop: EventLoop) {
+    init(loop: EventLoop, logger: Logger, state: StateDirectories, quarantine: Quarantine, reader: ArrivalReader) {
         self.loop = loop
+        self.logger = logger
+        self.state = state
+        self.quarantine = quarantine
+        self.reader = reader
     }
 
-    static func key(_ name: [UInt8], in directory: Directory) -> String { directory.child(displayName(name)) }
+    /// How many files wait for a retry.
+    var count: Int { entries.count }
+
+    /// Its sender has the arrival open for writing: it is tried again after the next wait of `Backoff.writer`, and
+    /// refused once none is left. Whether it waits.
+    func waitForWriter(_ arrival: Arrival) -> Bool {
+        if schedule(arrival.name, in: arrival.directory, origin: arrival.origin, backoff: .writer) != nil { return true }
+        quarantine.reject(arrival, reason: "its sender (uid \(arrival.sourceUID)) kept it open for writing, "
+                          + "so its content could still change")
+        return false
+    }
+
+    /// The move failed and the file is untouched where it was: a reason that passes is waited out with back-off,
+    /// logged once per file and outage; anything else is logged and the file stays. Whether it waits.
+    func cannotMove(_ arrival: Arrival, _ error: SystemError, into target: String, handler: String?) -> Bool {
+        let fields: JournalFields = [("INBOX_FILE", arrival.shown), ("INBOX_DELIVERY_ID", arrival.id),
+                                     ("INBOX_ERRNO", String(error.errno.rawValue)), ("INBOX_HANDLER", handler)]
+        guard error.errno.isTransient else {
+            logger.log(.error, "Cannot move \(arrival.shown) into \(target): \(error); it stays where it is",
+                       fields: fields)
+            return false
+        }
+        let retry = schedule(arrival.name, in: arrival.directory, origin: arrival.origin, backoff: .transient)
+        if retry == 1 {
+            logger.log(.warning, "Cannot move \(arrival.shown) into \(target): \(error); it stays where it is and is "
+                       + "tried again", fields: fields)
+        }
+        return retry != nil
+    }
+
+    /// The file is the agent's, in intake/ as `name`, but could not go on: tried again from there (or at the next
+    /// start). Never a wait of the arrival's own name, which is gone.
+    func cannotMoveOn(_ arrival: Arrival, staged name: String, _ error: SystemError, into target: String) {
+        guard let staging = state.intake else { return }
+        let fields: JournalFields = [("INBOX_FILE", staging.child(name)), ("INBOX_DELIVERY_ID", arrival.id),
+                                     ("INBOX_ERRNO", String(error.errno.rawValue))]
+        if error.errno.isTransient {
+            if schedule(Array(name.utf8), in: staging, origin: .held, backoff: .transient) == 1 {
+                logger.log(.warning, "Cannot move \(arrival.shown) on into \(target): \(error); kept in "
+                           + "\(staging.child(name)) and tried again", fields: fields)
+            }
+        } else {
+            logger.log(.error, "Cannot move \(arrival.shown) on into \(target): \(error); kept in \(staging.child(name)) "
+                       + "until the next start", fields: fields)
+        }
+    }
+
+    /// The file was routed without a new wait (or is gone): its retries end. Called for every arrival, so nothing is
+    /// built while nothing waits.
+    func forget(_ name: [UInt8], in directory: Directory) {
+        guard !entries.isEmpty else { return }
+        entries[Self.key(name, in: directory)] = nil
+    }
+
+    private static func key(_ name: [UInt8], in directory: Directory) -> String { directory.child(displayName(name)) }
 
     /// Tries `name` again after the next wait of `backoff`. The retry number (1: the first of this outage, the one to
     /// log), or nil when `backoff` has no retries left (the entry is then forgotten).
-    func schedule(_ name: [UInt8], in directory: Directory, origin: Arrival.Origin, backoff: Backoff) -> Int? {
+    private func schedule(_ name: [UInt8], in directory: Directory, origin: Arrival.Origin, backoff: Backoff) -> Int? {
         let key = Self.key(name, in: directory)
         let entry: Entry
         if let existing = entries[key], existing.backoff == backoff {
@@ -50,16 +113,29 @@ final class MoveRetries {
         }
         entry.timer = try? loop.addTimer(after: delay, accuracy: delay / 10) { [unowned self, unowned entry] in
             entry.timer = nil
-            self.retake(entry.directory, entry.name, entry.origin)
+            self.retake(entry.name, from: entry.directory, origin: entry.origin)
         }
         return entry.retries
     }
 
-    /// The file was routed without a new wait (or is gone): its retries end. Called for every arrival, so nothing is
-    /// built while nothing waits.
-    func forget(_ name: [UInt8], in directory: Directory) {
-        guard !entries.isEmpty else { return }
-        entries[Self.key(name, in: directory)] = nil
+    /// A retry is due: the name is opened and checked again, as on arrival, and routed.
+    private func retake(_ name: [UInt8], from directory: Directory, origin: Arrival.Origin) {
+        switch directory.openRegular(name) {
+        case .opened(let file):
+            defer { file.descriptor.close() }
+            route(reader.arrival(of: file, named: name, in: directory, origin: origin))
+        case .refused(let kind):
+            forget(name, in: directory)
+            quarantine.moveAside(name, from: directory, kind: kind)
+        case .gone:
+            forget(name, in: directory)
+        case .failed(let error):
+            if !error.errno.isTransient || schedule(name, in: directory, origin: origin, backoff: .transient) == nil {
+                forget(name, in: directory)
+                logger.log(.warning, "Cannot take \(displayName(name)) again: \(error)",
+                           fields: ["INBOX_FILE": directory.child(displayName(name))])
+            }
+        }
     }
 }
 

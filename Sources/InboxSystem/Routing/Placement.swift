@@ -1,0 +1,159 @@
+import InboxCore
+
+/// Puts a typed arrival where its decision says: into the chosen handler's container Inbox, its delivery handed to
+/// the dispatcher, or into unhandled/. Every move is one call, `relocate` below (`Directory.relocate`: by the inode
+/// that was checked, through the agent's intake/); what the move leaves to do (a wait, a retry) is the caller's, told
+/// by the returned `Placed`.
+final class Placement {
+    /// How a placement ended.
+    enum Placed {
+        /// In its container and queued, or in unhandled/ and logged; or refused on the way (its sender swapped the
+        /// name, or wrote to the file), logged by `Quarantine`. Nothing more to do.
+        case done
+        /// Nothing was moved: the file is still where it was (`target` names where it was to go).
+        case cannotMove(SystemError, target: String)
+        /// The file is the agent's, in intake/ as `name`, but could not go on.
+        case staged(name: String, SystemError, target: String)
+    }
+
+    private let logger: Logger
+    private let state: StateDirectories
+    private let quarantine: Quarantine
+    private let handoff: DeliveryHandoff
+    private let isRoot = CurrentProcess.isRoot
+    private(set) var catalog: HandlerCatalog
+    /// The Inbox bounds; nil when none is set (nothing is counted, no attribute written).
+    var quotas: InboxQuotas?
+
+    init(logger: Logger, state: StateDirectories, quarantine: Quarantine, handoff: DeliveryHandoff,
+         catalog: HandlerCatalog) {
+        self.logger = logger
+        self.state = state
+        self.quarantine = quarantine
+        self.handoff = handoff
+        self.catalog = catalog
+    }
+
+    func use(_ catalog: HandlerCatalog) { self.catalog = catalog }
+
+    /// Moves the file into the handler's container Inbox and queues its delivery. `leased`: intake holds the file's
+    /// read lease, which must still be intact once the file is in the container.
+    func deliver(_ arrival: Arrival, to handler: String, chosenBy: Delivery.ChosenBy, type: ResolvedType, leased: Bool,
+                 binding: Routing.Binding?) -> Placed {
+        let container: Container
+        do throws(SystemError) {
+            container = try state.container(for: handler, identity: catalog.identity(for: handler))
+        } catch {
+            return .cannotMove(error, target: "the container of \(handler)")
+        }
+        switch relocate(arrival, to: container.inbox, binding: binding, handOverTo: handler) {
+        case nil:
+            return .done
+        case .moved(let newName, let copy)?:
+            // A writer that came after the lease is the sender's (only it could name the file): not delivered.
+            if leased && copy == nil && !arrival.file.descriptor.readLeaseIntact {
+                quarantine.withdraw(newName, from: container.inbox, of: arrival, reason: "its sender (uid "
+                                    + "\(arrival.sourceUID)) opened it for writing while it was being delivered")
+                return .done
+            }
+            // What the handler is given, after the agent's last change to it (rename updates the change time).
+            let identity = FileIdentity(copy ?? arrival.file.descriptor)
+            copy?.close()
+            handoff.enqueue(delivery(of: arrival, to: handler, in: container, as: newName, chosenBy: chosenBy, type: type),
+                            placed: identity)
+            quotas?.charge(arrival, id: arrival.id)
+            return .done
+        case .swapped(let found, let keptAs)?:
+            quarantine.swapped(arrival, found: found, keptAs: keptAs)
+            return .done
+        case .failed(let error)?:
+            return .cannotMove(error, target: container.inbox.path)
+        case .staged(let name, let error)?:
+            return .staged(name: name, error, target: container.inbox.path)
+        }
+    }
+
+    /// Queues again a file that lies in its handler's container already (found there at start-up): nothing moves.
+    func requeue(_ arrival: Arrival, named name: String, in container: Container, chosenBy: Delivery.ChosenBy,
+                 type: ResolvedType) {
+        handoff.enqueue(delivery(of: arrival, to: container.handler, in: container, as: name, chosenBy: chosenBy,
+                                 type: type), placed: nil)
+        quotas?.charge(arrival, id: arrival.id)
+    }
+
+    /// No handler for the type, the one its sender chose (`requested`) is not registered, or the one its Inbox is
+    /// bound to cannot have it (`reason`): kept intact in unhandled/ until the registrations change.
+    func park(_ arrival: Arrival, type: ResolvedType, requested: String?, reason: String?,
+              binding: Routing.Binding?) -> Placed {
+        guard let unhandled = state.unhandled, arrival.directory !== unhandled else { return .done }
+        switch relocate(arrival, to: unhandled, binding: binding, handOverTo: nil) {
+        case nil:
+            return .done
+        case .moved(let newName, let copy)?:
+            state.kept(newName, in: .unhandled, file: copy ?? arrival.file.descriptor)
+            copy?.close()
+            let what = reason.map { "\(arrival.cleanName) (\(type.identifier)): \($0)" }
+                ?? requested.map { "No handler \($0) (its sender's choice) for \(type.identifier)" }
+                ?? "No handler for \(type.identifier)"
+            logger.log(.info, "\(what); kept \(unhandled.child(newName))", event: .unhandled, fields: [
+                "INBOX_FILE": unhandled.child(newName), "INBOX_DELIVERY_ID": arrival.id,
+                "INBOX_CONTENT_TYPE": type.identifier, "INBOX_TYPE_SOURCE": type.source.rawValue,
+                "INBOX_SOURCE_APP": arrival.metadata.sourceApp, "INBOX_SOURCE_UID": String(arrival.sourceUID),
+                "INBOX_REQUESTED_HANDLER": requested, "INBOX_BOUND_HANDLER": binding?.handler,
+                "INBOX_INBOX": binding?.inbox])
+            return .done
+        case .swapped(let found, let keptAs)?:
+            quarantine.swapped(arrival, found: found, keptAs: keptAs)
+            return .done
+        case .failed(let error)?:
+            return .cannotMove(error, target: unhandled.path)
+        case .staged(let name, let error)?:
+            return .staged(name: name, error, target: unhandled.path)
+        }
+    }
+
+    /// The move itself, the per-file filesystem work of a placement: into intake/, checked, stamped (the delivery,
+    /// the drop Inbox where it matters, and for a handler the owner and mode), and on into `target` with the agent's
+    /// sidecar. nil when the state directory has no intake/ (it could not be made: nothing is moved).
+    private func relocate(_ arrival: Arrival, to target: Directory, binding: Routing.Binding?,
+                          handOverTo handler: String?) -> Relocation? {
+        guard let staging = state.intake else { return nil }
+        return arrival.directory.relocate(arrival.name, file: arrival.file, to: target, preferred: arrival.cleanName,
+                                          via: staging, rejectsTo: state.failed, sidecar: arrival.agentSidecar) { file in
+            arrival.stamp(file)
+            record(binding, of: arrival, on: file)
+            if let handler { handOver(file, to: handler) }
+        }
+    }
+
+    /// Records the drop Inbox on the agent's file, beside `Arrival.stamp` (which removes what was there before), where
+    /// it matters: the Inbox is bound to a handler, or Inboxes are bounded (`InboxQuotas` counts by it).
+    private func record(_ binding: Routing.Binding?, of arrival: Arrival, on file: FileDescriptor) {
+        guard arrival.origin == .dropped, binding != nil || quotas != nil else { return }
+        ExtendedAttributes(file).write(AgentAttribute.inbox, binding?.inbox ?? arrival.directory.path)
+    }
+
+    /// Makes the Inbox copy the agent's and readable by the handler's group only (docs/design.md, Security model:
+    /// the handler never owns its Inbox copy, so it cannot change its mode).
+    private func handOver(_ file: FileDescriptor, to handler: String) {
+        if isRoot, let identity = catalog.identity(for: handler) {
+            try? file.chown(uid: 0, gid: identity.gid)
+            try? file.chmod(0o440)
+        } else {
+            // Read-only for its owner too: without Landlock, a write needs a chmod first, which the after-exit check
+            // sees in the change time.
+            try? file.chmod(0o400)
+        }
+    }
+
+    private func delivery(of arrival: Arrival, to handler: String, in container: Container, as name: String,
+                          chosenBy: Delivery.ChosenBy, type: ResolvedType) -> Delivery {
+        var delivery = Delivery(id: arrival.id, handler: handler, chosenBy: chosenBy, name: name,
+                                path: container.inbox.child(name), documents: container.documents,
+                                contentType: type.identifier, typeSource: type.source, contentTypes: [],
+                                sender: arrival.metadata, sourceUID: arrival.sourceUID, hasSidecar: arrival.hasSidecar,
+                                attempt: arrival.attempts)
+        delivery.redelivered = arrival.redelivered
+        return delivery
+    }
+}

@@ -1,0 +1,74 @@
+import InboxCore
+
+/// What the agent holds already, taken again: at start-up what an earlier run left (files in intake/, files in the
+/// container Inboxes, sidecars whose file is gone), after a reload what waits in unhandled/, and a queued delivery
+/// whose handler went. Each file is opened and checked as at intake and goes through the router's one typing path;
+/// the directories are the queue, so nothing else is read.
+final class Recovery {
+    private let state: StateDirectories
+    private let reader: ArrivalReader
+    private let router: Router
+
+    init(state: StateDirectories, reader: ArrivalReader, router: Router) {
+        self.state = state
+        self.reader = reader
+        self.router = router
+    }
+
+    /// Files left in container Inboxes are queued again (`Router.requeue`), oldest name first per Inbox; those left
+    /// in intake/ go on from there; sidecars without a file are removed. Every directory is listed before any file
+    /// is taken: a file taken moves into a container (from intake/, or from the container of a handler no longer
+    /// registered), where a later listing would find it and queue it a second time.
+    func recoverContainers() {
+        let containers = state.containerInboxes().compactMap { handler, inbox -> (String, Directory, [[UInt8]])? in
+            guard let files = try? inbox.entries() else { return nil }
+            inbox.removeOrphanSidecars(among: files)
+            return (handler, inbox, files.sorted(by: { $0.lexicographicallyPrecedes($1) }))
+        }
+        var staged: (Directory, [[UInt8]])?
+        if let staging = state.intake, let names = try? staging.entries() {
+            staging.removeOrphanSidecars(among: names)
+            staged = (staging, names)
+        }
+        for (handler, inbox, files) in containers {
+            for name in files where !FileNames.isHidden(name) {
+                guard case .opened(let file) = inbox.openRegular(name) else { continue }
+                defer { file.descriptor.close() }
+                let arrival = reader.arrival(of: file, named: name, in: inbox, origin: .held)
+                // A handler no longer registered cannot be the decision: its files are routed anew, and its
+                // container is left as it is.
+                if router.catalog.registration(handler) != nil,
+                   let container = try? state.container(for: handler, identity: router.catalog.identity(for: handler)),
+                   let text = String(validating: name, as: UTF8.self) {
+                    router.requeue(arrival, named: text, in: container)
+                } else {
+                    router.route(arrival)
+                }
+            }
+        }
+        // What was in intake/ when an earlier run stopped is the agent's already; it goes on from there.
+        if let (staging, names) = staged {
+            for name in names where !FileNames.isHidden(name) { take(name, from: staging) }
+        }
+    }
+
+    /// Routes what waits in unhandled/ again (at start-up, and after the registrations changed).
+    func redispatchUnhandled() {
+        guard let unhandled = state.unhandled, let names = try? unhandled.entries() else { return }
+        unhandled.removeOrphanSidecars(among: names)
+        for name in names where !FileNames.isHidden(name) { take(name, from: unhandled) }
+    }
+
+    /// A queued delivery whose handler is gone: the file is routed again from its container.
+    func reroute(_ delivery: Delivery) {
+        guard let inbox = state.openedContainer(for: delivery.handler)?.inbox else { return }
+        take(Array(delivery.name.utf8), from: inbox)
+    }
+
+    /// Opens a held file and routes it again.
+    private func take(_ name: [UInt8], from directory: Directory) {
+        guard case .opened(let file) = directory.openRegular(name) else { return }
+        defer { file.descriptor.close() }
+        router.route(reader.arrival(of: file, named: name, in: directory, origin: .held))
+    }
+}
