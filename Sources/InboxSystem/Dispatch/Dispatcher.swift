@@ -333,7 +333,7 @@ final class Dispatcher {
         case .reroute:
             reroute(delivery)
         case .signal(let signal):
-            if let attempt { launcher.signal(attempt, signal) }
+            attempt?.stop(signal)
         case .enqueue:
             queueAgain(entry)
         case .requeueAlone(let outcome):
