@@ -7,7 +7,7 @@ import InboxCore
 /// one to end, and so form larger batches under load. Exit 0: every file is done. Any other end: every file goes
 /// again on its own (`DeliveryOutcome.batchFailed`), so that one bad file cannot fail the others. A delivery whose batch
 /// failed (`Delivery.alone`) is an ordinary launch, and so is a batch of one.
-final class BatchLauncher {
+final class BatchLauncher: Launcher {
     /// One file of a batch, as the dispatcher knows it.
     final class Attempt: LaunchedAttempt {
         let delivery: Delivery
@@ -102,6 +102,9 @@ final class BatchLauncher {
         if handler.window == nil || handler.waiting.count >= registration.batchSize { scheduleFlush(delivery.handler) }
         return .started(attempt)
     }
+
+    /// Each start brings its registration; a waiting handler's batch takes the latest.
+    func use(_ catalog: HandlerCatalog) {}
 
     /// At the end of this turn of the loop, after the dispatcher has started all it can.
     private func scheduleFlush(_ handler: String) {
