@@ -1,9 +1,10 @@
 import InboxCore
 
 /// How the dispatcher starts a handler for a delivery: the one seam between deciding what runs and making it run.
-/// `HandlerLaunchers` conforms (the one the dispatcher is given) and so do the four it chooses between: `ProcessLauncher`
-/// (a process per file), `BatchLauncher` (a process for many, `%F`), `ResidentLauncher` (messages to instances that stay
-/// running) and `UnitLauncher` (an instance of a systemd unit). A fake conformer tests the dispatcher in process.
+/// `HandlerLaunchers` conforms (the one the dispatcher is given) and so do the four it chooses between:
+/// `ProcessLauncher` (a process per file), `BatchLauncher` (a process for many, `%F`), `ResidentLauncher` (messages
+/// to instances that stay running) and `UnitLauncher` (an instance of a systemd unit). A fake conformer tests the
+/// dispatcher in process.
 protocol Launcher: AnyObject {
     /// Starts `delivery`'s handler. When `.started`, `ended` is called exactly once, from the event loop, with how
     /// the attempt ended; otherwise never. `copy` is the Inbox copy as the dispatcher holds it open (and leased) for

@@ -2,8 +2,8 @@ import InboxCore
 
 /// Delivers to handlers that stay running (`Activation=resident`, docs/handler-protocol.md), one of the `Launcher`s
 /// behind `HandlerLaunchers`. It starts an instance when a delivery is ready and none has room (at most `Instances=`),
-/// through the same spawner as a launched handler plus a `SOCK_SEQPACKET` socket as fd 3; sends each delivery as one message
-/// with the Inbox copy attached read-only; and ends the delivery when its answer comes, or when its instance ends
+/// through the same spawner as a launched handler plus a `SOCK_SEQPACKET` socket as fd 3; sends each delivery as one
+/// message with the Inbox copy attached read-only; and ends the delivery when its answer comes, or when its instance ends
 /// without one. Which instance takes a delivery, when one starts, stops or is started again is decided here; the
 /// messages themselves are each `ResidentInstance`'s.
 final class ResidentLauncher: Launcher {

@@ -3,8 +3,8 @@ import InboxCore
 
 /// Runs deliveries of `Unit=NAME@.service` registrations as instances of that template, `NAME@<delivery id>.service`,
 /// started by the service manager (docs/handler-protocol.md, "A systemd unit as the handler"). One of the `Launcher`s
-/// behind `HandlerLaunchers`: the delivery lifecycle, MaxConcurrent=, TimeoutSec= and the after-exit check of the copy are the
-/// dispatcher's as for a process; only the start, the stop and the end go through systemd.
+/// behind `HandlerLaunchers`: the delivery lifecycle, MaxConcurrent=, TimeoutSec= and the after-exit check of the copy
+/// are the dispatcher's as for a process; only the start, the stop and the end go through systemd.
 ///
 /// Nothing waits: the bus is attached to the event loop, StartUnit, StopUnit and KillUnit are asynchronous calls, and
 /// the end of a run is read from the unit's PropertiesChanged signals. systemd sends a unit's type-specific properties
@@ -31,7 +31,8 @@ final class UnitLauncher: Launcher {
         var exitStatus: Int64 = 0
         var mainPID: Int64 = 0
 
-        fileprivate init(delivery: Delivery, unit: String, launcher: UnitLauncher, ended: @escaping (DeliveryOutcome) -> Void) {
+        fileprivate init(delivery: Delivery, unit: String, launcher: UnitLauncher,
+                         ended: @escaping (DeliveryOutcome) -> Void) {
             self.delivery = delivery
             self.unit = unit
             self.launcher = launcher
