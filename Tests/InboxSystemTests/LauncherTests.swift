@@ -160,6 +160,14 @@ import Testing
                 "the child's TERM trap ran: \(signal)")
     }
 
+    /// The lifecycle's stop is a kernel signal in one place, and a stop that ends a file before any process of it ran
+    /// reads as that signal's end.
+    @Test(arguments: [(DeliveryLifecycle.StopSignal.terminate, SIGTERM), (.kill, SIGKILL)])
+    func aStopIsOneSignal(stop: DeliveryLifecycle.StopSignal, number: CInt) {
+        #expect(Signal(stop).rawValue == number)
+        #expect(DeliveryOutcome.stopped(stop) == .signaled(number))
+    }
+
     // MARK: The reaper
 
     /// What a handler leaves running when it exits goes with it: a process in its group (the group is killed), and a
