@@ -19,7 +19,7 @@ public final class Agent {
     /// libmagic in a sandboxed child; nil with ContentSniffing=no.
     private let sniffer: SnifferSupervisor?
     private let watcher: IntakeWatcher
-    /// The launcher the dispatcher uses: processes, batches, resident instances and units, with their spawner and reaper.
+    /// The launcher the dispatcher uses: processes, batches, resident instances and units; its spawner and reaper.
     private let launchers: HandlerLaunchers
     private let dispatcher: Dispatcher
     private let router: Router
@@ -51,7 +51,8 @@ public final class Agent {
         let reader = ArrivalReader(logger: logger)
         let quarantine = Quarantine(state: state, logger: logger)
         launchers = HandlerLaunchers(loop: loop, logger: logger, catalog: catalog, landlockABI: landlockABI,
-                                     landlockMode: settings.landlock, ownChildren: { [sniffer] in sniffer?.pid.map { [$0] } ?? [] },
+                                     landlockMode: settings.landlock,
+                                     ownChildren: { [sniffer] in sniffer?.pid.map { [$0] } ?? [] },
                                      maxProcesses: settings.maxConcurrent, runtimeDirectory: settings.runtimeDirectory)
         dispatcher = Dispatcher(loop: loop, logger: logger, state: state, launcher: launchers, catalog: catalog,
                                 limits: .init(maxConcurrent: settings.maxConcurrent, retryPolicy: settings.retryPolicy,
