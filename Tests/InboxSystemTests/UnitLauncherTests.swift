@@ -87,7 +87,7 @@ import Testing
         }
         try manager.accept(on: loop)
         if stop {
-            manager.onRunning = { launcher.signal(attempt, .terminate) }
+            manager.onRunning = { attempt.stop(.terminate) }
         }
         let deadline = try loop.addTimer(after: .seconds(10)) { loop.exit(code: 1) }
         #expect(try loop.run() == 0, "no end within 10 s")

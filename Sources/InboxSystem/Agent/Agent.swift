@@ -19,8 +19,7 @@ public final class Agent {
     /// libmagic in a sandboxed child; nil with ContentSniffing=no.
     private let sniffer: SnifferSupervisor?
     private let watcher: IntakeWatcher
-    private let launcher: ProcessLauncher
-    /// The launcher the dispatcher uses: processes, batches and resident instances.
+    /// The launcher the dispatcher uses: processes, batches, resident instances and units; its spawner and reaper.
     private let launchers: HandlerLaunchers
     private let dispatcher: Dispatcher
     private let router: Router
@@ -53,10 +52,10 @@ public final class Agent {
         sniffer = settings.contentSniffing ? SnifferSupervisor(logger: logger, isRoot: CurrentProcess.isRoot) : nil
         let reader = ArrivalReader(logger: logger)
         let quarantine = Quarantine(state: state, logger: logger)
-        launcher = ProcessLauncher(loop: loop, logger: logger, catalog: catalog, landlockABI: landlockABI,
-                                       landlockMode: settings.landlock) { [sniffer] in sniffer?.pid.map { [$0] } ?? [] }
-        launchers = HandlerLaunchers(loop: loop, logger: logger, processes: launcher, maxProcesses: settings.maxConcurrent,
-                                     runtimeDirectory: settings.runtimeDirectory)
+        launchers = HandlerLaunchers(loop: loop, logger: logger, catalog: catalog, landlockABI: landlockABI,
+                                     landlockMode: settings.landlock,
+                                     ownChildren: { [sniffer] in sniffer?.pid.map { [$0] } ?? [] },
+                                     maxProcesses: settings.maxConcurrent, runtimeDirectory: settings.runtimeDirectory)
         dispatcher = Dispatcher(loop: loop, logger: logger, state: state, quarantine: quarantine, launcher: launchers,
                                 catalog: catalog, limits: .init(maxConcurrent: settings.maxConcurrent,
                                                                 retryPolicy: settings.retryPolicy,
@@ -124,7 +123,7 @@ public final class Agent {
         // A handler's daemonized descendants become our children when their parents exit, so that they can be found
         // and stopped with it (prctl(2), PR_SET_CHILD_SUBREAPER).
         CurrentProcess.becomeChildSubreaper()
-        launcher.reportConfinement()
+        launchers.spawner.reportConfinement()
         if let sniffer {
             guard sniffer.startReporting() else { return EXIT_FAILURE }
         } else {
@@ -139,7 +138,7 @@ public final class Agent {
         state.leftInPlace.prune()
         phase = .running
         // What handlers of a crashed run still run goes before their files are delivered again.
-        launcher.stopEarlierRun(uids: state.containerOwners())
+        launchers.reaper.stopEarlierRun(uids: state.containerOwners())
         // What earlier runs left aside is each sender's to see, before what this run does is recorded over it.
         status.senders.recover(state)
         // Files already there, or left over from a previous run, are taken now that the watches exist.

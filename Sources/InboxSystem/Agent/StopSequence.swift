@@ -24,7 +24,7 @@ final class StopSequence {
     private let dispatcher: Dispatcher
     private let launchers: HandlerLaunchers
     private var resident: ResidentLauncher { launchers.resident }
-    private var processes: ProcessLauncher { launchers.processes }
+    private var reaper: Reaper { launchers.reaper }
     /// The identities of handlers' containers, whose processes are all leftovers once no handler runs.
     private let handlerUIDs: () -> Set<UInt32>
     private var timer: EventSource?
@@ -60,10 +60,10 @@ final class StopSequence {
         }
         // Instances first, so that a busy one's stop is logged as the agent's, not as its delivery's time-out.
         timer = try? loop.addTimer(after: timeout) { [unowned self] in
-            self.resident.terminateAll(SIGTERM)
+            self.resident.terminateAll(.terminate)
             self.dispatcher.stopRunning(.terminate)
             self.timer = try? self.loop.addTimer(after: Self.killDelay) { [unowned self] in
-                self.resident.terminateAll(SIGKILL)
+                self.resident.terminateAll(.kill)
                 self.dispatcher.stopRunning(.kill)
                 self.timer = try? self.loop.addTimer(after: Self.reapBound) { [unowned self] in self.giveUp() }
             }
@@ -76,14 +76,14 @@ final class StopSequence {
     private func sweepWhenEnded() {
         guard deliveriesEnded && instancesEnded && !sweeping else { return }
         sweeping = true
-        processes.endLeftovers(uids: handlerUIDs()) { [unowned self] in self.finish() }
+        reaper.endLeftovers(uids: handlerUIDs()) { [unowned self] in self.finish() }
     }
 
     /// The last step: whatever did not end after SIGKILL (a process in uninterruptible sleep) is left to the service
     /// manager, said so, rather than keep the agent from stopping past its bound.
     private func giveUp() {
         guard !done else { return }
-        let left = Leftovers.children().filter { !processes.isOwnChild($0) }
+        let left = Leftovers.children().filter { !reaper.isOwnChild($0) }
         logger.log(.error, "Stopping with \(left.count) process(es) that did not end after SIGKILL: "
                    + left.map(String.init).joined(separator: " "))
         finish()

@@ -222,7 +222,7 @@ final class Dispatcher {
         case .reroute:
             reroute(delivery)
         case .signal(let signal):
-            if let attempt = record.run?.attempt { launcher.signal(attempt, signal) }
+            record.run?.attempt.stop(signal)
         case .enqueue:
             queueAgain(record)
         case .requeueAlone(let outcome):

@@ -146,7 +146,7 @@ public struct PreviewSession {
             // Its own read-only descriptor of the file shown, attached to the one delivery: it cannot write through it.
             let shown: FileDescriptor
             do { shown = try (shownCopy ?? source.descriptor).reopenedReadOnly() } catch {
-                Signals.send(SIGKILL, toGroup: process.pid)
+                Signals.send(.kill, toGroup: process.pid)
                 _ = reap(process)
                 throw SystemError("open", path: shownPath, errno: error)
             }
@@ -261,7 +261,7 @@ public struct PreviewSession {
             if let ready = try? process.pidfd.poll(CShort(POLLIN), timeout: reading ? .zero : .milliseconds(100)),
                ready != 0 {
                 // Ended, not yet reaped: its pid, and so its process group's id, cannot be anyone else's yet.
-                Signals.send(SIGKILL, toGroup: process.pid)
+                Signals.send(.kill, toGroup: process.pid)
                 if let status = reap(process) {
                     if let reason = stopping?.reason { return reason }
                     if let answered { return .answered(answered.answer.result, reason: answered.answer.reason) }
@@ -273,7 +273,7 @@ public struct PreviewSession {
             }
             let now = ContinuousClock.now
             if let current = stopping {
-                if now - current.since > .seconds(2) { Signals.send(SIGKILL, toGroup: process.pid) }
+                if now - current.since > .seconds(2) { Signals.send(.kill, toGroup: process.pid) }
                 continue
             }
             if interrupted() {
@@ -284,7 +284,7 @@ public struct PreviewSession {
             } else if let timeout, now - started > timeout {
                 stopping = (.timedOut(timeout), now)
             }
-            if stopping != nil { Signals.send(SIGTERM, toGroup: process.pid) }
+            if stopping != nil { Signals.send(.terminate, toGroup: process.pid) }
         }
     }
 

@@ -196,28 +196,30 @@ final class ResidentInstance {
         stoppedByAgent = byAgent
         socket.shutdownSending()
         timer = try? loop.addTimer(after: grace) { [unowned self] in
-            self.signal(SIGTERM)
-            self.timer = try? self.loop.addTimer(after: grace) { [unowned self] in self.signal(SIGKILL) }
+            self.signal(.terminate)
+            self.timer = try? self.loop.addTimer(after: grace) { [unowned self] in self.signal(.kill) }
         }
     }
 
-    /// Stops it now with `signal` (a delivery timed out, or the agent's stop timeout passed).
-    func terminate(reason: String, signal number: CInt) {
+    /// Stops it now with `signal` (a delivery timed out, or the agent's stop timeout passed); after `.terminate`,
+    /// SIGKILL follows 5 s later.
+    func terminate(reason: String, signal stop: DeliveryLifecycle.StopSignal) {
         retired = true
         if stopReason == nil {
             stopReason = reason
             stoppedByAgent = true
             socket.shutdownSending()
         }
-        signal(number)
-        if number != SIGKILL && timer == nil {
-            timer = try? loop.addTimer(after: .seconds(5)) { [unowned self] in self.signal(SIGKILL) }
+        signal(Signal(stop))
+        if stop == .terminate && timer == nil {
+            timer = try? loop.addTimer(after: .seconds(5)) { [unowned self] in self.signal(.kill) }
         }
     }
 
-    /// Signals its process group (it leads a session of its own), or the process alone.
-    func signal(_ number: CInt) {
-        if Signals.send(number, toGroup: pid) != nil { _ = Signals.send(number, to: pid) }
+    /// Signals its process group (it leads a session of its own), or the process alone; never once it has exited.
+    private func signal(_ signal: Signal) {
+        guard childSource != nil else { return }
+        Signals.send(signal, toGroupOf: pid)
     }
 
     /// It exited: everything it held unanswered, for the launcher to end; its sources and descriptors go.
@@ -244,6 +246,8 @@ final class ResidentInstance {
 /// or held by one until it answers or ends.
 final class ResidentAttempt: LaunchedAttempt {
     let delivery: Delivery
+    /// Where it waits for an instance: a stop takes it out.
+    private unowned let launcher: ResidentLauncher
     let container: Container
     /// The Inbox copy reopened read-only for the handler (`Launcher.start`), attached to its message; closed once
     /// sent, or when the attempt ends unsent.
@@ -255,9 +259,10 @@ final class ResidentAttempt: LaunchedAttempt {
     weak var instance: ResidentInstance?
     private(set) var isFinished = false
 
-    init(delivery: Delivery, container: Container, file: FileDescriptor, sequence: UInt64, sandboxed: Bool,
-         ended: @escaping (DeliveryOutcome) -> Void) {
+    init(delivery: Delivery, launcher: ResidentLauncher, container: Container, file: FileDescriptor, sequence: UInt64,
+         sandboxed: Bool, ended: @escaping (DeliveryOutcome) -> Void) {
         self.delivery = delivery
+        self.launcher = launcher
         self.container = container
         self.file = file
         self.sequence = sequence
@@ -271,6 +276,17 @@ final class ResidentAttempt: LaunchedAttempt {
 
     fileprivate func held(by instance: ResidentInstance) {
         self.instance = instance
+    }
+
+    /// A delivery's TimeoutSec= passed (or the agent's stop timeout): its instance is stopped, and what it held
+    /// unanswered ends with it. One still waiting for an instance just ends, from the loop.
+    func stop(_ signal: DeliveryLifecycle.StopSignal) {
+        guard !isFinished else { return }
+        guard let instance else {
+            launcher.withdraw(self, signal)
+            return
+        }
+        instance.terminate(reason: "delivery \(delivery.id) of \(delivery.name) got no answer in time", signal: signal)
     }
 
     deinit { file?.close() }

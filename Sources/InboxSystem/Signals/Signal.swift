@@ -1,6 +1,9 @@
 import Glibc
+import InboxCore
 
-/// A signal number with the names we use (signal(7)).
+/// A kernel signal number with the names we use (signal(7)): the one form a signal takes in the system layer. The raw
+/// `CInt` is only what the `*Syscalls.swift` wrappers pass on; the core says how a handler is to stop as a
+/// `DeliveryLifecycle.StopSignal`, turned into a signal here and nowhere else (`init(_:)`).
 public struct Signal: RawRepresentable, Hashable, Sendable {
     public let rawValue: CInt
     public init(rawValue: CInt) { self.rawValue = rawValue }
@@ -13,6 +16,14 @@ public struct Signal: RawRepresentable, Hashable, Sendable {
     public static let hangUp = Signal(rawValue: SIGHUP)
     /// SIGKILL: cannot be caught.
     public static let kill = Signal(rawValue: SIGKILL)
+
+    /// The signal that carries out the lifecycle's stop: SIGTERM to finish up, SIGKILL for now.
+    public init(_ stop: DeliveryLifecycle.StopSignal) {
+        switch stop {
+        case .terminate: self = .terminate
+        case .kill: self = .kill
+        }
+    }
 }
 
 extension Signals {
@@ -21,17 +32,21 @@ extension Signals {
         handle(signals.map(\.rawValue), with: handler)
     }
 
+    /// Sends `signal` to the process group `leader` leads (a handler is made a session leader, so its descendants share
+    /// its pid as group id), or to `leader` alone when it leads none (yet, or any more). Safe from pid reuse while
+    /// `leader` is an unreaped child of ours.
+    public static func send(_ signal: Signal, toGroupOf leader: pid_t) {
+        if send(signal, toGroup: leader) != nil { send(signal, to: leader) }
+    }
+
     /// `unblock(_:)` for named signals.
     public static func unblock(_ signals: [Signal]) {
         unblock(signals.map(\.rawValue))
     }
+}
 
-    /// Whether a process `pid` exists (kill(2) with signal 0), ours or someone else's (EPERM). A pid can be reused:
-    /// this says that some process has it, not which.
-    public static func processExists(_ pid: pid_t) -> Bool {
-        switch send(0, to: pid) {
-        case nil, .notPermitted?: true
-        default: false
-        }
-    }
+extension DeliveryOutcome {
+    /// The end of an attempt that `stop` ended before any process of it ran (a file still waiting for its batch or
+    /// for a resident instance): as if its process had been killed by that signal.
+    static func stopped(_ stop: DeliveryLifecycle.StopSignal) -> DeliveryOutcome { .signaled(Signal(stop).rawValue) }
 }

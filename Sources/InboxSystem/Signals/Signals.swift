@@ -33,19 +33,26 @@ public enum Signals {
         for signal in signals { precondition(sys_sigaction(signal, &action) == 0, "sigaction(\(signal))") }
     }
 
-    /// kill(2) to one process; signal 0 only asks whether it exists (nil, or EPERM when it is someone else's).
-    /// Prefer `sendSignal(_:to:)` for a child with a pidfd: a pid can be reused once its process is reaped.
+    /// kill(2) to one process. Prefer `sendSignal(_:to:)` for a child with a pidfd: a pid can be reused once its
+    /// process is reaped.
     @discardableResult
-    public static func send(_ signal: CInt, to pid: pid_t) -> Errno? {
+    public static func send(_ signal: Signal, to pid: pid_t) -> Errno? {
         precondition(pid > 0, "kill(\(pid)): a pid of 0 or less names a group or everyone")
-        return sys_kill(pid, signal) == 0 ? nil : .current
+        return sys_kill(pid, signal.rawValue) == 0 ? nil : .current
     }
 
     /// kill(2) to every process in the group `group` (the pid of its leader).
     @discardableResult
-    public static func send(_ signal: CInt, toGroup group: pid_t) -> Errno? {
+    public static func send(_ signal: Signal, toGroup group: pid_t) -> Errno? {
         precondition(group > 1, "kill(-\(group)): not a process group of ours")
-        return sys_kill(-group, signal) == 0 ? nil : .current
+        return sys_kill(-group, signal.rawValue) == 0 ? nil : .current
+    }
+
+    /// Whether a process `pid` exists (kill(2) with signal 0), ours or someone else's (EPERM). A pid can be reused:
+    /// this says that some process has it, not which.
+    public static func processExists(_ pid: pid_t) -> Bool {
+        precondition(pid > 0, "kill(\(pid), 0): a pid of 0 or less names a group or everyone")
+        return sys_kill(pid, 0) == 0 || Errno.current == .notPermitted
     }
 
     private static func makeSet(_ signals: [CInt]) -> sigset_t {

@@ -2,9 +2,9 @@ import Glibc
 import InboxCore
 
 /// Runs deliveries of `Unit=NAME@.service` registrations as instances of that template, `NAME@<delivery id>.service`,
-/// started by the service manager (docs/handler-protocol.md, "A systemd unit as the handler"). The third conformer of
-/// `Launcher`: the delivery lifecycle, MaxConcurrent=, TimeoutSec= and the after-exit check of the copy are the
-/// dispatcher's as for a process; only the start, the stop and the end go through systemd.
+/// started by the service manager (docs/handler-protocol.md, "A systemd unit as the handler"). One of the `Launcher`s
+/// behind `HandlerLaunchers`: the delivery lifecycle, MaxConcurrent=, TimeoutSec= and the after-exit check of the copy
+/// are the dispatcher's as for a process; only the start, the stop and the end go through systemd.
 ///
 /// Nothing waits: the bus is attached to the event loop, StartUnit, StopUnit and KillUnit are asynchronous calls, and
 /// the end of a run is read from the unit's PropertiesChanged signals. systemd sends a unit's type-specific properties
@@ -22,6 +22,7 @@ final class UnitLauncher {
         let unit: String
         let objectPath: String
         let ended: (DeliveryOutcome) -> Void
+        private unowned let launcher: UnitLauncher
         /// StartUnit replied: the unit's changes from now on are this run's.
         var started = false
         var finished = false
@@ -30,9 +31,11 @@ final class UnitLauncher {
         var exitStatus: Int64 = 0
         var mainPID: Int64 = 0
 
-        init(delivery: Delivery, unit: String, ended: @escaping (DeliveryOutcome) -> Void) {
+        fileprivate init(delivery: Delivery, unit: String, launcher: UnitLauncher,
+                         ended: @escaping (DeliveryOutcome) -> Void) {
             self.delivery = delivery
             self.unit = unit
+            self.launcher = launcher
             self.objectPath = UnitTemplate.objectPath(of: unit)
             self.ended = ended
         }
@@ -40,6 +43,13 @@ final class UnitLauncher {
         var pid: Int32 { Int32(clamping: mainPID) }
         /// It runs under the unit's sandbox, not the agent's Landlock rules: a write to its copy may be its own.
         var sandboxed: Bool { false }
+
+        /// TimeoutSec= passed or the agent stops: `.terminate` is StopUnit (the unit's own KillSignal= and
+        /// TimeoutStopSec=), `.kill` KillUnit with SIGKILL for every process of it. Its end comes as for any run.
+        func stop(_ signal: DeliveryLifecycle.StopSignal) {
+            guard !finished else { return }
+            launcher.stop(self, signal)
+        }
     }
 
     private let loop: EventLoop
@@ -94,7 +104,7 @@ final class UnitLauncher {
             removeFiles(of: instance)
             return .failed("cannot write the delivery for \(unit): \(error)")
         }
-        let attempt = Attempt(delivery: delivery, unit: unit, ended: ended)
+        let attempt = Attempt(delivery: delivery, unit: unit, launcher: self, ended: ended)
         attempts[attempt.objectPath] = attempt
         idleTimer = nil
         do throws(SystemError) {
@@ -114,14 +124,14 @@ final class UnitLauncher {
         return .started(attempt)
     }
 
-    /// TimeoutSec= passed or the agent stops: StopUnit (the unit's own KillSignal= and TimeoutStopSec=), then KillUnit
-    /// with SIGKILL for every process of it. Its end comes as for any run.
-    func signal(_ launched: LaunchedAttempt, _ signal: DeliveryLifecycle.StopSignal) {
-        guard let attempt = launched as? Attempt, !attempt.finished, let bus else { return }
+    /// Asks the manager to stop a running unit (`Attempt.stop`).
+    private func stop(_ attempt: Attempt, _ signal: DeliveryLifecycle.StopSignal) {
+        guard let bus else { return }
         // KillUnit(name, whom, signal): every process of the unit, as SIGKILL of a launched handler's group.
-        let (member, arguments): (String, [BusArgument]) = signal == .terminate
-            ? ("StopUnit", [.string(attempt.unit), "replace"])
-            : ("KillUnit", [.string(attempt.unit), "all", .int32(SIGKILL)])
+        let (member, arguments): (String, [BusArgument]) = switch signal {
+        case .terminate: ("StopUnit", [.string(attempt.unit), "replace"])
+        case .kill: ("KillUnit", [.string(attempt.unit), "all", .int32(Signal(signal).rawValue)])
+        }
         do throws(SystemError) {
             try bus.call(ServiceManager.destination, path: ServiceManager.managerPath,
                          interface: ServiceManager.managerInterface, member: member, arguments: arguments) {

@@ -3,20 +3,28 @@ import InboxCore
 
 /// The launcher the dispatcher is given: each attempt goes to the one its launch kind names (`LaunchKind`, which the
 /// dispatcher's limits count by too) — a resident instance (`Activation=resident`), a batch (`%F`, `%U` in `Exec=`),
-/// an instance of a systemd unit (`Unit=`), or a process of its own.
+/// an instance of a systemd unit (`Unit=`), or a process of its own. It builds the four with what they share: the
+/// spawner every handler process is started by, and the reaper that ends what any of them leaves running.
 final class HandlerLaunchers: Launcher {
+    let spawner: HandlerSpawner
+    let reaper: Reaper
     let processes: ProcessLauncher
     let batches: BatchLauncher
     let resident: ResidentLauncher
     let units: UnitLauncher
 
+    /// `ownChildren`: the agent's children that are not handlers (its content sniffer), never taken for leftovers.
     /// `maxProcesses`: the agent's MaxConcurrent=, which also bounds a batch handler's processes.
-    init(loop: EventLoop, logger: Logger, processes: ProcessLauncher, maxProcesses: Int, runtimeDirectory: String) {
-        self.processes = processes
-        batches = BatchLauncher(loop: loop, processes: processes, maxProcesses: maxProcesses)
-        resident = ResidentLauncher(loop: loop, logger: logger, processes: processes)
+    init(loop: EventLoop, logger: Logger, catalog: HandlerCatalog, landlockABI: Int, landlockMode: LandlockMode,
+         ownChildren: @escaping () -> [pid_t], maxProcesses: Int, runtimeDirectory: String) {
+        reaper = Reaper(loop: loop, logger: logger, ownChildren: ownChildren)
+        spawner = HandlerSpawner(loop: loop, logger: logger, catalog: catalog, landlockABI: landlockABI,
+                                 landlockMode: landlockMode, reaper: reaper)
+        processes = ProcessLauncher(spawner: spawner)
+        batches = BatchLauncher(loop: loop, processes: processes, sandboxesHandlers: spawner.sandboxesHandlers,
+                                maxProcesses: maxProcesses)
+        resident = ResidentLauncher(loop: loop, logger: logger, spawner: spawner)
         units = UnitLauncher(loop: loop, logger: logger, runtimeDirectory: runtimeDirectory)
-        processes.residentChildren = { [unowned resident] in resident.pids }
     }
 
     func start(_ delivery: Delivery, kind: LaunchKind, copy: FileDescriptor, registration: HandlerRegistration,
@@ -33,17 +41,8 @@ final class HandlerLaunchers: Launcher {
         }
     }
 
-    func signal(_ attempt: LaunchedAttempt, _ signal: DeliveryLifecycle.StopSignal) {
-        switch attempt {
-        case let attempt as ResidentAttempt: resident.signal(attempt, signal)
-        case let attempt as BatchLauncher.Attempt: batches.signal(attempt, signal)
-        case let attempt as UnitLauncher.Attempt: units.signal(attempt, signal)
-        default: processes.signal(attempt, signal)
-        }
-    }
-
     func use(_ catalog: HandlerCatalog) {
-        processes.use(catalog)
+        spawner.use(catalog)
         resident.use(catalog)
     }
 }

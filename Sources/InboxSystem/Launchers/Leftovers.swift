@@ -30,7 +30,7 @@ enum Leftovers {
         var killed = 0
         for name in FileSystem.entries(atPath: "/proc") {
             guard let pid = pid_t(displayName(name)), pid > 1, owner(of: pid).contains(where: uids.contains) else { continue }
-            if Signals.send(SIGKILL, to: pid) == nil { killed += 1 }
+            if Signals.send(.kill, to: pid) == nil { killed += 1 }
         }
         return killed
     }

@@ -1,8 +1,10 @@
 import InboxCore
 
 /// How the dispatcher starts a handler for a delivery: the one seam between deciding what runs and making it run.
-/// Today's conformer is `ProcessLauncher` (a process per file); a handler that stays running and takes deliveries as
-/// messages is a second conformer, with no change to intake, routing or the dispatcher.
+/// `HandlerLaunchers` conforms (the one the dispatcher is given); it hands each attempt, by its launch kind, to one of
+/// four launchers of the same shape: `ProcessLauncher` (a process per file), `BatchLauncher` (a process for many,
+/// `%F`), `ResidentLauncher` (messages to instances that stay running) and `UnitLauncher` (an instance of a systemd
+/// unit). A fake conformer tests the dispatcher in process.
 protocol Launcher: AnyObject {
     /// Starts `delivery`'s handler as `kind`, the launch kind the dispatcher decided for this attempt and counts it
     /// as. When `.started`, `ended` is called exactly once, from the event loop, with how the attempt ended;
@@ -11,16 +13,13 @@ protocol Launcher: AnyObject {
     func start(_ delivery: Delivery, kind: LaunchKind, copy: FileDescriptor, registration: HandlerRegistration,
                container: Container, ended: @escaping (DeliveryOutcome) -> Void) -> LaunchStart
 
-    /// Tells a started attempt to stop.
-    func signal(_ attempt: LaunchedAttempt, _ signal: DeliveryLifecycle.StopSignal)
-
     /// A reload swapped the catalog: what was derived from the old one is dropped.
     func use(_ catalog: HandlerCatalog)
 }
 
 /// What `Launcher.start` did.
 enum LaunchStart {
-    /// It runs; the value identifies it to `signal`.
+    /// It runs; the attempt is how the dispatcher stops it and what the status file shows of it.
     case started(LaunchedAttempt)
     /// It may not run at all (no retry can help): the delivery fails with this reason.
     case refused(String)
@@ -28,13 +27,17 @@ enum LaunchStart {
     case failed(String)
 }
 
-/// A started attempt, as the launcher knows it.
+/// A started attempt, as the launcher that started it knows it.
 protocol LaunchedAttempt: AnyObject {
-    /// The process that runs it (for the status file).
+    /// The process that runs it (for the status file); 0 while none does (a file waiting for its batch).
     var pid: Int32 { get }
     /// Whether it runs under Landlock rules that refuse it any write to its Inbox copy: only then is an open for
     /// writing during the attempt surely another process's (Dispatcher, the read lease).
     var sandboxed: Bool { get }
+    /// Tells it to stop (TimeoutSec= passed, or the agent's stop bound): `.terminate` to finish up, `.kill` for now,
+    /// each as its kind of launch carries it out. How it then ended still comes once through `ended`, from the event
+    /// loop, never from inside this call; a stop of an attempt that has ended does nothing.
+    func stop(_ signal: DeliveryLifecycle.StopSignal)
 }
 
 extension DeliveryOutcome {

@@ -1,10 +1,9 @@
-import Glibc
 import InboxCore
 
-/// Delivers to handlers that stay running (`Activation=resident`, docs/handler-protocol.md): the second conformer of
-/// `Launcher`. It starts an instance when a delivery is ready and none has room (at most `Instances=`), through the
-/// same spawn path as a launched handler plus a `SOCK_SEQPACKET` socket as fd 3; sends each delivery as one message
-/// with the Inbox copy attached read-only; and ends the delivery when its answer comes, or when its instance ends
+/// Delivers to handlers that stay running (`Activation=resident`, docs/handler-protocol.md), one of the `Launcher`s
+/// behind `HandlerLaunchers`. It starts an instance when a delivery is ready and none has room (at most `Instances=`),
+/// through the same spawner as a launched handler plus a `SOCK_SEQPACKET` socket as fd 3; sends each delivery as one
+/// message with the Inbox copy attached read-only; and ends the delivery when its answer comes, or when its instance ends
 /// without one. Which instance takes a delivery, when one starts, stops or is started again is decided here; the
 /// messages themselves are each `ResidentInstance`'s.
 final class ResidentLauncher {
@@ -25,7 +24,7 @@ final class ResidentLauncher {
 
     private let loop: EventLoop
     private let logger: Logger
-    private let processes: ProcessLauncher
+    private let spawner: HandlerSpawner
     private var handlers: [String: Handler] = [:]
     private var nextSequence: UInt64 = 0
     /// Deliveries whose end is reported from the event loop rather than inside `start` (the dispatcher learns of a
@@ -38,15 +37,12 @@ final class ResidentLauncher {
     /// The agent stops: no instance is started any more (`drain`).
     private var stopping = false
 
-    init(loop: EventLoop, logger: Logger, processes: ProcessLauncher) {
+    init(loop: EventLoop, logger: Logger, spawner: HandlerSpawner) {
         self.loop = loop
         later = LaterFinishes(loop: loop) { attempt, outcome in attempt.finish(outcome) }
         self.logger = logger
-        self.processes = processes
+        self.spawner = spawner
     }
-
-    /// Every instance's pid: the agent's own children, never taken for what a handler left behind.
-    var pids: [pid_t] { handlers.values.flatMap { $0.instances.map(\.pid) } }
 
     func start(_ delivery: Delivery, copy: FileDescriptor, registration: HandlerRegistration, container: Container,
                ended: @escaping (DeliveryOutcome) -> Void) -> LaunchStart {
@@ -59,8 +55,8 @@ final class ResidentLauncher {
             return .failed("cannot open its Inbox copy: \(SystemError("open", path: delivery.path, errno: error))")
         }
         nextSequence += 1
-        let attempt = ResidentAttempt(delivery: delivery, container: container, file: file, sequence: nextSequence,
-                                      sandboxed: processes.sandboxesHandlers, ended: ended)
+        let attempt = ResidentAttempt(delivery: delivery, launcher: self, container: container, file: file,
+                                      sequence: nextSequence, sandboxed: spawner.sandboxesHandlers, ended: ended)
         handler.pending.append(attempt)
         if let refusal = assign(handler) {
             // Refused outright: the dispatcher fails it without waiting for an end.
@@ -75,7 +71,7 @@ final class ResidentLauncher {
     /// required) is returned for the caller's own delivery.
     private func assign(_ handler: Handler) -> LaunchStart? {
         if stopping {
-            failPending(handler, .signaled(SIGTERM))
+            failPending(handler, .stopped(.terminate))
             return nil
         }
         while let attempt = handler.pending.first {
@@ -108,7 +104,7 @@ final class ResidentLauncher {
     }
 
     private func startInstance(_ handler: Handler, container: Container)
-        -> Result<ResidentInstance, ProcessLauncher.SpawnFailure> {
+        -> Result<ResidentInstance, HandlerSpawner.Failure> {
         let registration = handler.registration
         let ends: (agent: MessageSocket, instance: FileDescriptor)
         do {
@@ -117,12 +113,12 @@ final class ResidentLauncher {
             return .failure(.failed("\(error)"))
         }
         defer { ends.instance.close() }
-        let spawned = processes.spawnHandler(registration, container: container, stdin: [],
-                                             deliveryIDs: []) { identity, stdin, output in
+        let spawned = spawner.spawn(registration, container: container, stdin: [],
+                                    deliveryIDs: []) { identity, stdin, output in
             SpawnRequest(resident: registration, container: container, identity: identity, socket: ends.instance,
                          standardInput: stdin, output: output)
         }
-        let started: ProcessLauncher.SpawnedHandler
+        let started: HandlerSpawner.Spawned
         switch spawned {
         case .failure(let failure):
             ends.agent.close()
@@ -135,10 +131,10 @@ final class ResidentLauncher {
             instance = try ResidentInstance(handler: registration.identifier, registration: registration, pid: process.pid,
                                             socket: ends.agent, loop: loop, logger: logger)
         } catch {
-            processes.abandon(started)
+            spawner.abandon(started)
             return .failure(.failed("\(error)"))
         }
-        switch processes.watch(started, exited: { [unowned self, unowned instance] status in
+        switch spawner.watch(started, exited: { [unowned self, unowned instance] status in
             self.exited(instance, status: status)
         }) {
         case .success(let source): instance.childSource = source
@@ -174,18 +170,16 @@ final class ResidentLauncher {
         }
     }
 
+    /// Its process exited; the reaper has ended what it left running, in its session and (once no other process of
+    /// its identity runs) outside it, as for a launched handler.
     private func exited(_ instance: ResidentInstance, status: ExitStatus) {
-        // What it started in its session goes with it.
-        instance.signal(SIGKILL)
         let unanswered = instance.exited()
         if let output = instance.output {
             instance.output = nil
-            processes.finish(output, fields: [("INBOX_HANDLER", instance.handler), ("INBOX_PID", String(instance.pid))])
+            spawner.finish(output, fields: [("INBOX_HANDLER", instance.handler), ("INBOX_PID", String(instance.pid))])
         }
         let handler = handlers[instance.handler]
         handler?.instances.removeAll { $0 === instance }
-        // And what it started outside its session (a daemon), as for a launched handler.
-        processes.instanceEnded(instance.handler, pid: instance.pid, othersRunning: !(handler?.instances.isEmpty ?? true))
         let fields: KeyValuePairs<String, String?> = [
             "INBOX_HANDLER": instance.handler, "INBOX_PID": String(instance.pid), "INBOX_EXIT_STATUS": status.exitCode,
             "INBOX_SERVED": String(instance.served), "INBOX_UNANSWERED": String(unanswered.count)]
@@ -243,17 +237,11 @@ final class ResidentLauncher {
         later.add(attempt, outcome)
     }
 
-    /// A delivery's TimeoutSec= passed (or the agent's stop timeout): its instance is stopped, and what it held
-    /// unanswered ends with it. One still waiting for an instance just ends.
-    func signal(_ attempt: LaunchedAttempt, _ signal: DeliveryLifecycle.StopSignal) {
-        guard let attempt = attempt as? ResidentAttempt, !attempt.isFinished else { return }
-        guard let instance = attempt.instance else {
-            handlers[attempt.delivery.handler]?.pending.removeAll { $0 === attempt }
-            finishLater(attempt, .signaled(signal == .terminate ? SIGTERM : SIGKILL))
-            return
-        }
-        instance.terminate(reason: "delivery \(attempt.delivery.id) of \(attempt.delivery.name) got no answer in time",
-                           signal: signal == .terminate ? SIGTERM : SIGKILL)
+    /// A delivery still waiting for an instance was told to stop (`ResidentAttempt.stop`): it leaves, and ends from
+    /// the loop.
+    func withdraw(_ attempt: ResidentAttempt, _ signal: DeliveryLifecycle.StopSignal) {
+        handlers[attempt.delivery.handler]?.pending.removeAll { $0 === attempt }
+        finishLater(attempt, .stopped(signal))
     }
 
     /// A reload: instances of a registration that changed take no more deliveries and stop once they have answered
@@ -285,7 +273,7 @@ final class ResidentLauncher {
         stopping = true
         for handler in handlers.values {
             handler.restartTimer = nil
-            failPending(handler, .signaled(SIGTERM))
+            failPending(handler, .stopped(.terminate))
             for instance in handler.instances {
                 instance.retire()
                 if instance.load == 0 { instance.stop(reason: Self.agentStopping, grace: .seconds(1)) }
@@ -295,7 +283,7 @@ final class ResidentLauncher {
     }
 
     /// The stop bound passed: every instance still running gets `signal`, idle or not.
-    func terminateAll(_ signal: CInt) {
+    func terminateAll(_ signal: DeliveryLifecycle.StopSignal) {
         for handler in handlers.values {
             for instance in handler.instances { instance.terminate(reason: Self.agentStopping, signal: signal) }
         }

@@ -1,4 +1,3 @@
-import Glibc
 import InboxCore
 
 /// Starts one process for many files when `Exec=` takes a list (`%F`, `%U`). The deliveries of a handler wait
@@ -13,6 +12,7 @@ final class BatchLauncher {
     final class Attempt: LaunchedAttempt {
         let delivery: Delivery
         fileprivate let ended: (DeliveryOutcome) -> Void
+        private unowned let launcher: BatchLauncher
         /// The batch's process once it runs.
         fileprivate(set) var process: LaunchedAttempt?
         private(set) var isFinished = false
@@ -20,13 +20,26 @@ final class BatchLauncher {
         /// Its batch's process runs under Landlock: known from the start, before the process exists.
         let sandboxed: Bool
 
-        init(delivery: Delivery, sandboxed: Bool, ended: @escaping (DeliveryOutcome) -> Void) {
+        fileprivate init(delivery: Delivery, launcher: BatchLauncher, sandboxed: Bool,
+                         ended: @escaping (DeliveryOutcome) -> Void) {
             self.delivery = delivery
+            self.launcher = launcher
             self.sandboxed = sandboxed
             self.ended = ended
         }
 
         var pid: Int32 { process?.pid ?? 0 }
+
+        /// A file whose batch runs stops with its batch (the other files of it too: they go again on their own); one
+        /// still waiting for its batch leaves and ends at once, from the loop.
+        func stop(_ signal: DeliveryLifecycle.StopSignal) {
+            guard !isFinished else { return }
+            if let process {
+                process.stop(signal)
+            } else {
+                launcher.withdraw(self, signal)
+            }
+        }
 
         fileprivate func finish(_ outcome: DeliveryOutcome) {
             guard !isFinished else { return }
@@ -52,6 +65,7 @@ final class BatchLauncher {
 
     private let loop: EventLoop
     private let processes: ProcessLauncher
+    private let sandboxesHandlers: Bool
     private let maxProcesses: Int
     private var handlers: [String: Handler] = [:]
     private var due: Set<String> = []
@@ -61,10 +75,12 @@ final class BatchLauncher {
     private var stopping = false
 
     /// `maxProcesses`: the agent's limit, for handlers without MaxConcurrent=.
-    init(loop: EventLoop, processes: ProcessLauncher, maxProcesses: Int) {
+    /// `processes` starts each batch's process; `sandboxesHandlers`: whether they run under Landlock.
+    init(loop: EventLoop, processes: ProcessLauncher, sandboxesHandlers: Bool, maxProcesses: Int) {
         self.loop = loop
         later = LaterFinishes(loop: loop) { attempt, outcome in attempt.finish(outcome) }
         self.processes = processes
+        self.sandboxesHandlers = sandboxesHandlers
         self.maxProcesses = maxProcesses
     }
 
@@ -74,7 +90,7 @@ final class BatchLauncher {
         handlers[delivery.handler] = handler
         handler.registration = registration
         handler.container = container
-        let attempt = Attempt(delivery: delivery, sandboxed: processes.sandboxesHandlers, ended: ended)
+        let attempt = Attempt(delivery: delivery, launcher: self, sandboxed: sandboxesHandlers, ended: ended)
         handler.waiting.append(attempt)
         if handler.waiting.count == 1 && registration.batchWindow > .zero && handler.window == nil {
             handler.window = try? loop.addTimer(after: registration.batchWindow, accuracy: .milliseconds(5)) {
@@ -86,6 +102,9 @@ final class BatchLauncher {
         if handler.window == nil || handler.waiting.count >= registration.batchSize { scheduleFlush(delivery.handler) }
         return .started(attempt)
     }
+
+    /// Each start brings its registration; a waiting handler's batch takes the latest.
+    func use(_ catalog: HandlerCatalog) {}
 
     /// At the end of this turn of the loop, after the dispatcher has started all it can.
     private func scheduleFlush(_ handler: String) {
@@ -140,20 +159,15 @@ final class BatchLauncher {
         stopping = true
         for handler in handlers.values {
             handler.window = nil
-            for attempt in handler.waiting { later.add(attempt, .signaled(SIGTERM)) }
+            for attempt in handler.waiting { later.add(attempt, .stopped(.terminate)) }
             handler.waiting.removeAll()
         }
     }
 
-    /// A file whose batch runs stops with its batch; one still waiting leaves and ends at once.
-    func signal(_ attempt: Attempt, _ signal: DeliveryLifecycle.StopSignal) {
-        guard !attempt.isFinished else { return }
-        if let process = attempt.process {
-            processes.signal(process, signal)
-            return
-        }
+    /// A file still waiting for its batch was told to stop: it leaves, and ends from the loop, not from inside the
+    /// dispatcher's own call.
+    private func withdraw(_ attempt: Attempt, _ signal: DeliveryLifecycle.StopSignal) {
         handlers[attempt.delivery.handler]?.waiting.removeAll { $0 === attempt }
-        // From the loop, not from inside the dispatcher's own call.
-        later.add(attempt, .signaled(signal == .terminate ? SIGTERM : SIGKILL))
+        later.add(attempt, .stopped(signal))
     }
 }
