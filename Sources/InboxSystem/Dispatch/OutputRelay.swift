@@ -382,6 +382,7 @@ final class OutputRelay {
 
     /// Without a way to wait for the destination, what waits is lost (it was within the limit; journald is failing).
     private func giveUpPending() {
+        if case .journal = destination { logger.outputLinesDropped += pending.count }
         pending.removeAll()
         if finished { close() } else { readSource?.setEnabled(.on) }
     }
