@@ -38,6 +38,10 @@ struct JournalStallTests {
         func handled() -> [Substring] { ((try? String(contentsOf: log, encoding: .utf8)) ?? "").split(separator: "\n") }
         try waitUntil("\(count) files are handled while journald does not read", timeout: 180) { handled().count >= count }
         #expect(Set(handled()).count == count)
+        // Every handler's line waits for journald, on the journal connection's one wait: not a descriptor per waiting
+        // relay, which a burst would run out of (a service's soft limit is 1,024 by default).
+        let descriptors = try FileManager.default.contentsOfDirectory(atPath: "/proc/\(world.pid)/fd").count
+        #expect(descriptors < 256, "the agent holds \(descriptors) descriptors while journald does not read")
         let status = try run(Binaries.inboxctl.path, ["status", "--runtime-dir", world.runtime.path, "--state",
                                                        world.state.path])
         #expect(status.status == 0, "inboxctl status: \(status.stderr)")
