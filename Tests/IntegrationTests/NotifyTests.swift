@@ -157,6 +157,25 @@ struct NotifyTests {
         #expect(messages.count <= 4, "status updates were not coalesced: \(messages)")
     }
 
+    /// NOTIFY_SOCKET=@name is a socket in the abstract namespace (sd_notify(3)); WATCHDOG_USEC= asks for WATCHDOG=1 at
+    /// half the interval, from the agent's own timer.
+    @Test func anAbstractAddressAndTheWatchdog() throws {
+        let world = try AgentHarness()
+        try world.register("test.notify-abstract.\(world.tag)", contentTypes: "public.plain-text")
+        let name = "inboxd-test-notify-\(world.tag)"
+        let socket = try NotifySocket(abstract: name)
+        defer {
+            socket.close()
+            world.stop()
+        }
+        try world.start(environment: ["NOTIFY_SOCKET": "@" + name, "WATCHDOG_USEC": "400000"])
+        try socket.skip(until: "READY")
+        let start = Date()
+        try socket.skip(until: "WATCHDOG")
+        try socket.skip(until: "WATCHDOG")
+        #expect(Date().timeIntervalSince(start) < 2, "two WATCHDOG=1 at 0.2 s took \(Date().timeIntervalSince(start)) s")
+    }
+
     /// READY=1 into a full queue waits for room, without holding up the first delivery.
     @Test(.timeLimit(.minutes(2))) func readyWaitsForRoomWithoutHoldingUpDeliveries() throws {
         let world = try AgentHarness()
@@ -212,6 +231,22 @@ final class NotifySocket {
         }
     }
 
+    /// Bound in the abstract namespace under `name` (nothing on disk).
+    init(abstract name: String) throws {
+        path = ""
+        descriptor = socket(AF_UNIX, Int32(SOCK_DGRAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        var address = sockaddr_un()
+        address.sun_family = sa_family_t(AF_UNIX)
+        let bytes = [0] + Array(name.utf8)
+        withUnsafeMutableBytes(of: &address.sun_path) { $0.copyBytes(from: bytes) }
+        let bound = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                bind(descriptor, $0, socklen_t(MemoryLayout<sa_family_t>.size + bytes.count))
+            }
+        }
+        guard descriptor >= 0, bound == 0 else { throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO) }
+    }
+
     deinit { close() }
 
     /// Closes the socket (a sender blocked on it wakes with an error) and removes its path.
@@ -221,7 +256,7 @@ final class NotifySocket {
         guard descriptor >= 0 else { return }
         Glibc.close(descriptor)
         descriptor = -1
-        unlink(path)
+        if !path.isEmpty { unlink(path) }
     }
 
     /// Fills the queue from a sender of the test's own until it is full (EAGAIN): from then on, every other sender
