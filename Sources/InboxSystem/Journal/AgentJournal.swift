@@ -99,7 +99,7 @@ final class AgentJournal {
     /// One datagram; a connection journald dropped (it restarted: a new socket at the same path) is made again once.
     private func transmit(_ entry: [UInt8]) -> HandlerJournal.SendResult {
         if connection == nil { reconnect() }
-        guard let connection else { return .failed(Errno(rawValue: ENOTCONN)) }
+        guard let connection else { return .failed(connectError) }
         var result = entry.withUnsafeBytes { connection.send(fields: $0, message: nil) }
         if case .failed(let error) = result, error != Errno(rawValue: EMSGSIZE) {
             reconnect()
@@ -113,7 +113,11 @@ final class AgentJournal {
     private func reconnect() {
         writable = nil
         connection = HandlerJournal(path: path)
+        // What connect(2) said (nothing listens, no socket), for the line that says the journal does not answer.
+        if connection == nil { connectError = Errno.current }
     }
+
+    private var connectError = Errno(rawValue: ENOTCONN)
 
     /// Sends what waits until journald's queue is full again or nothing waits.
     private func flush() {
