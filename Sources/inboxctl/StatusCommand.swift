@@ -148,6 +148,7 @@ enum StatusCommand: InboxctlCommand {
             lines.append(field("Left in place", "\(status.leftInPlace) (cannot be moved aside: inboxctl list failed)"))
         }
         lines += status.limits.lines.map { field($0.name, $0.value) }
+        lines += status.stalls.lines.map { field($0.name, $0.value) }
         lines.append(field("As of", "\(timestamp(written)) (\(duration(sinceWritten)) ago)"))
         return lines.joined(separator: "\n") + "\n"
     }

@@ -109,6 +109,8 @@ public struct AgentStatus: Sendable, Hashable {
     public var sniffer: Sniffer?
     /// KeepFailedSec=, KeepUnhandledSec=, the Inbox bounds and each bounded Inbox's use.
     public var limits = HeldFileLimitsStatus()
+    /// What the service manager and journald did not read in time.
+    public var stalls = ReaderStalls()
     public var writtenAtUSec: Int64 = 0
 
     public init() {}
@@ -145,6 +147,7 @@ public struct AgentStatus: Sendable, Hashable {
             + "\"registrationsLoadedAtUSec\":\(registrationsLoadedAtUSec),"
             + "\"contentSniffing\":\(contentSniffing),\"sniffer\":\(sniffer),"
             + "\"limits\":\(limits.json),"
+            + stalls.jsonMembers + ","
             + "\"writtenAtUSec\":\(writtenAtUSec)}\n"
     }
 
@@ -191,6 +194,7 @@ public struct AgentStatus: Sendable, Hashable {
             status.sniffer = Sniffer(pid: Int32(clamping: sniffer["pid"]?.int ?? 0), libmagic: sniffer["libmagic"]?.string ?? "?")
         }
         status.limits = HeldFileLimitsStatus(value["limits"])
+        status.stalls = ReaderStalls(notifications: value["notifications"], journal: value["journal"])
         status.writtenAtUSec = Int64(value["writtenAtUSec"]?.int ?? 0)
         return .success(status)
     }

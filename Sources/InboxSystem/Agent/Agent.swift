@@ -11,7 +11,8 @@ public final class Agent {
     private let settings: AgentSettings
     private let logger: Logger
     private let loop: EventLoop
-    private let notifier = ServiceNotifier()
+    /// sd_notify(3) over a socket of its own that never waits (a manager that does not read stops nothing).
+    private let notifier: ServiceNotifier
     private let state: StateDirectories
     /// The Landlock ABI handlers are sandboxed with; 0 when there is none (or Landlock=off).
     private let landlockABI: Int
@@ -43,6 +44,9 @@ public final class Agent {
         self.settings = settings
         self.logger = logger
         loop = try EventLoop()
+        logger.attach(to: loop)
+        notifier = ServiceNotifier(logger: logger)
+        notifier.attach(to: loop)
         state = try StateDirectories(creating: settings.stateDirectory)
         retention = settings.retention.isEnabled
             ? Retention(loop: loop, logger: logger, state: state, settings: settings.retention) : nil
@@ -119,7 +123,7 @@ public final class Agent {
             signalSources.append(try loop.addSignal(signal) { [unowned self] in self.beginDraining(reason: name) })
         }
         signalSources.append(try loop.addSignal(SIGHUP) { [unowned self] in self.reload(reason: "SIGHUP") })
-        loop.enableWatchdog()
+        notifier.startWatchdog()
         // A handler's daemonized descendants become our children when their parents exit, so that they can be found
         // and stopped with it (prctl(2), PR_SET_CHILD_SUBREAPER).
         CurrentProcess.becomeChildSubreaper()
@@ -160,6 +164,8 @@ public final class Agent {
         dispatcher.launchReady()
         let code = try loop.run()
         phase = .stopped
+        notifier.finish()
+        logger.finish()
         sniffer?.stop()
         logger.observer = nil
         status.removeFile()
@@ -279,6 +285,9 @@ public final class Agent {
             return .init(inbox: inbox, files: use.files, bytes: use.bytes)
         } } ?? [])
         status.sniffer = sniffer?.current.map { .init(pid: $0.process.pid, libmagic: $0.version) }
+        status.stalls = logger.stalls
+        status.stalls.notificationsCoalesced = notifier.coalescedCount
+        status.stalls.notificationsDropped = notifier.droppedCount
         return status
     }
 }

@@ -18,7 +18,8 @@ import Glibc
 /// drains; what is left for the journal after the attempt ended is written the same way.
 ///
 /// Per delivery of a handler that prints one line: a pipe2, an fcntl (O_NONBLOCK on the agent's end), one IO source
-/// (two epoll_ctl), a read, one sendmsg to journald and two closes; a second IO source only while journald pushes back.
+/// (two epoll_ctl), a read, one sendmsg to journald and two closes. While journald pushes back, relays wait in line on
+/// the journal connection's one IO source (`HandlerJournal.waitForRoom`), never on a descriptor each.
 final class OutputRelay {
     /// Where the bytes go.
     enum Destination {
@@ -101,6 +102,7 @@ final class OutputRelay {
 
     /// A relay let go of without `finish` (the agent is stopping): its descriptors still close.
     deinit {
+        if case .journal(let journal) = destination { journal.cancelWait(self) }
         readSource = nil
         writeSource = nil
         if !finished { reader.close() }
@@ -299,6 +301,12 @@ final class OutputRelay {
     /// The destination is full: stop reading until it drains.
     private func waitForDestination() {
         readSource?.setEnabled(.off)
+        if case .journal(let journal) = destination {
+            // One wait per journal connection, whatever the number of relays waiting on it.
+            let waiting = journal.waitForRoom(self, loop: loop) { [weak self] in self?.writePending() }
+            if !waiting { giveUpPending() }
+            return
+        }
         if writeSource == nil {
             // sd-event takes one source per descriptor, and every relay shares the destination: wait on a descriptor
             // of our own for it.
@@ -327,7 +335,7 @@ final class OutputRelay {
                 case .sent:
                     pending.removeFirst()
                 case .wouldBlock:
-                    if writeSource == nil { waitForDestination() }
+                    waitForDestination()
                     return
                 case .failed(let error):
                     journalFailed(error)
@@ -355,6 +363,7 @@ final class OutputRelay {
     /// the agent's stderr, so that nothing within the limit is lost.
     private func journalFailed(_ error: Errno) {
         guard case .journal(let failed) = destination else { return }
+        failed.cancelWait(self)
         writeSource = nil
         writeEnd?.close()
         writeEnd = nil
@@ -382,11 +391,13 @@ final class OutputRelay {
 
     /// Without a way to wait for the destination, what waits is lost (it was within the limit; journald is failing).
     private func giveUpPending() {
+        if case .journal = destination { logger.outputLinesDropped += pending.count }
         pending.removeAll()
         if finished { close() } else { readSource?.setEnabled(.on) }
     }
 
     private func close() {
+        if case .journal(let journal) = destination { journal.cancelWait(self) }
         writeSource = nil
         writeEnd?.close()
         writeEnd = nil

@@ -18,11 +18,6 @@ public final class EventLoop {
 
     deinit { sys_sd_event_unref(event) }
 
-    /// Sends WATCHDOG=1 by itself at half the interval when the service manager asks for it.
-    public func enableWatchdog() {
-        _ = sys_sd_event_set_watchdog(event, 1)
-    }
-
     /// Runs until `exit(code:)`; returns that code.
     public func run() throws(SystemError) -> CInt {
         let result = sys_sd_event_loop(event)

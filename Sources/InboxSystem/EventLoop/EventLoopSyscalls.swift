@@ -8,8 +8,6 @@ func sys_sd_event_new(_ event: inout OpaquePointer?) -> CInt { sd_event_new(&eve
 
 func sys_sd_event_unref(_ event: OpaquePointer) { _ = sd_event_unref(event) }
 
-func sys_sd_event_set_watchdog(_ event: OpaquePointer, _ enabled: CInt) -> CInt { sd_event_set_watchdog(event, enabled) }
-
 func sys_sd_event_loop(_ event: OpaquePointer) -> CInt { sd_event_loop(event) }
 
 func sys_sd_event_exit(_ event: OpaquePointer, _ code: CInt) -> CInt { sd_event_exit(event, code) }

@@ -1,7 +1,8 @@
 import Glibc
 
-/// journald's native socket (systemd.journal-fields(7), the native protocol) as the destination of handlers' output:
-/// one connected datagram socket of the agent's, shared by every `OutputRelay`, each datagram one entry. It is
+/// journald's native socket (systemd.journal-fields(7), the native protocol): one connected datagram socket of the
+/// agent's, each datagram one entry. One is shared by every `OutputRelay` for handlers' output; `AgentJournal` has one
+/// of its own for the agent's entries. It is
 /// non-blocking: a full journald queue is `wouldBlock`, never a wait (sd_journal_sendv(3) would wait), and being
 /// connected, poll(2) on it says when journald's queue has room again (unix(7)).
 final class HandlerJournal {
@@ -32,7 +33,52 @@ final class HandlerJournal {
         descriptor = FileDescriptor(rawValue: fd)
     }
 
-    deinit { descriptor.close() }
+    deinit {
+        writable = nil
+        descriptor.close()
+    }
+
+    /// Relays waiting for journald's queue to have room, oldest first, and the one IO source that waits for all of
+    /// them: a relay that waited on a descriptor of its own would hold one per relay, and a burst while journald does
+    /// not read would run the agent out of descriptors (systemd's default soft limit is 1,024).
+    private var waiters: [(owner: ObjectIdentifier, resume: () -> Void)] = []
+    private var writable: EventSource?
+    /// Set by a send that found the queue full: the waiters after it wait again.
+    private var blocked = false
+
+    /// Calls `resume` once journald's queue has room (before later waiters); false when it cannot wait (no IO source).
+    func waitForRoom(_ owner: AnyObject, loop: EventLoop, _ resume: @escaping () -> Void) -> Bool {
+        let id = ObjectIdentifier(owner)
+        if !waiters.contains(where: { $0.owner == id }) { waiters.append((id, resume)) }
+        if writable == nil {
+            writable = try? loop.addIO(descriptor, events: EventLoop.writable) { [unowned self] _ in self.room() }
+            if writable == nil {
+                waiters.removeAll { $0.owner == id }
+                return false
+            }
+        } else {
+            writable?.setEnabled(.on)
+        }
+        return true
+    }
+
+    /// `owner` no longer waits (it finished, or was let go of).
+    func cancelWait(_ owner: AnyObject) {
+        let id = ObjectIdentifier(owner)
+        waiters.removeAll { $0.owner == id }
+        if waiters.isEmpty { writable?.setEnabled(.off) }
+    }
+
+    /// The queue has room: waiters resume in order until one finds it full again.
+    private func room() {
+        while !waiters.isEmpty {
+            let first = waiters.removeFirst()
+            blocked = false
+            first.resume()
+            if blocked { break }
+        }
+        if waiters.isEmpty { writable?.setEnabled(.off) }
+    }
 
     static let sendBuffer: CInt = 8 << 20
 
@@ -52,6 +98,7 @@ final class HandlerJournal {
                 if sys_sendmsg_dontwait(descriptor.rawValue, iov.baseAddress!, count) >= 0 { return .sent }
                 let error = Errno.current
                 if error == .interrupted { continue }
+                if error == .wouldBlock { blocked = true }
                 return error == .wouldBlock ? .wouldBlock : .failed(error)
             }
         }

@@ -1,11 +1,13 @@
 import Glibc
+import InboxCore
 
 /// Where log entries go: structured to journald, or as text lines on stderr when there is none.
 public enum LogTarget: String, Sendable {
     case auto, journal, stderr
 
-    /// journald's native socket; sd_journal_sendv(3) sends there.
-    static let journalSocket = "/run/systemd/journal/socket"
+    /// journald's native socket, where the agent sends its entries and its handlers' output. `INBOXD_JOURNAL_SOCKET`
+    /// puts a stand-in elsewhere, for tests only (a journal socket that stops reading: docs/design.md, Journal).
+    static let journalSocket = CurrentProcess.environmentVariables["INBOXD_JOURNAL_SOCKET"] ?? "/run/systemd/journal/socket"
 
     /// `auto` follows systemd's convention (sd_journal_stream_fd(3), systemd.exec(5) on `JOURNAL_STREAM`): the journal
     /// when stderr is already a journal stream, or when it is no terminal (a service, a pipe); a terminal gets the
@@ -47,6 +49,19 @@ public final class Logger {
     var handlerJournalPath = LogTarget.journalSocket
     /// Set while journald does not take entries (stopped, restarting): they go to stderr, said once each way.
     private var journalDown = false
+    /// The agent's own entries to journald (with target journal): never waited on.
+    private let journal: AgentJournal?
+    /// Handlers' output lines dropped while journald did not read (`OutputRelay`).
+    var outputLinesDropped = 0
+
+    /// What journald did not read in time: entries that waited, entries and output lines dropped.
+    public var stalls: ReaderStalls {
+        var stalls = ReaderStalls()
+        stalls.journalDelayed = journal?.delayed ?? 0
+        stalls.journalDropped = journal?.dropped ?? 0
+        stalls.outputLinesDropped = outputLinesDropped
+        return stalls
+    }
 
     public init(target: LogTarget, threshold: LogPriority = .info, identifier: String = "inboxd",
                 standardError: StandardErrorKind = .current) {
@@ -54,7 +69,22 @@ public final class Logger {
         self.target = target.resolved(stderr: standardError)
         self.threshold = threshold
         self.identifier = identifier
+        journal = self.target == .journal ? AgentJournal(path: LogTarget.journalSocket) : nil
+        journal?.recovered = { [unowned self] lasted, delayed, dropped in
+            let tenths = Int((lasted / .milliseconds(100)).rounded())
+            // A short wait in a burst is journald catching up: said at debug; a long one, or a loss, is worth a line.
+            self.log(dropped > 0 ? .warning : lasted >= .seconds(1) ? .notice : .debug,
+                     "journald did not read for \(tenths / 10).\(tenths % 10) s: \(delayed) entries waited, "
+                     + "\(dropped) were dropped", fields: ["INBOX_JOURNAL_DELAYED": String(delayed),
+                                                         "INBOX_JOURNAL_DROPPED": String(dropped)])
+        }
     }
+
+    /// Entries that find journald's queue full wait for room through `loop` (never in a blocking send).
+    public func attach(to loop: EventLoop) { journal?.attach(to: loop) }
+
+    /// At exit: what still waits for journald is given a second, then dropped.
+    public func finish() { journal?.finish() }
 
     /// Whether entries reach the journal and nothing of them a terminal: the case where an error that ends the
     /// agent, and the line saying it is ready, must be said on stderr too.
@@ -64,6 +94,7 @@ public final class Logger {
     /// started it in a terminal or a script sees why it is gone.
     public func fatal(_ message: String) {
         log(.error, message)
+        journal?.finish()
         if stderrSeesNothing && !journalDown { writeLine(message, []) }
     }
 
@@ -107,18 +138,19 @@ public final class Logger {
             if event.isDeliveryEvent { entry.append("INBOX_EVENT", event.rawValue) }
         }
         for (key, value) in fields { if let value { entry.append(key, value) } }
-        if target == .journal {
-            let result = entry.send()
-            if result >= 0 {
+        if let journal {
+            switch journal.send(entry.bytes) {
+            case .sent, .delayed, .dropped:
                 if journalDown {
                     journalDown = false
                     writeLine("the journal answers again; logging there", [])
                 }
                 return
-            }
-            if !journalDown {
-                journalDown = true
-                writeLine("the journal does not answer (\(Errno(rawValue: -result))); logging to stderr until it is back", [])
+            case .failed(let error):
+                if !journalDown {
+                    journalDown = true
+                    writeLine("the journal does not answer (\(error)); logging to stderr until it is back", [])
+                }
             }
         }
         var details: [(String, String)] = []
@@ -159,35 +191,26 @@ public final class Logger {
     }
 }
 
-/// One journal entry as `KEY=value` fields in one buffer, sent with one sd_journal_sendv(3).
+/// One journal entry in journald's native protocol (systemd.journal-fields(7)), built in one buffer and sent as one
+/// datagram: `KEY=value` and a newline per field, or, for a value with a newline in it, the key, a newline, the value's
+/// length as 64-bit little-endian, the value and a newline (as sd_journal_sendv(3) writes it).
 struct JournalEntry {
-    private var bytes: [UInt8] = []
-    private var ranges: [Range<Int>] = []
+    private(set) var bytes: [UInt8] = []
 
     init() {
         bytes.reserveCapacity(512)
-        ranges.reserveCapacity(16)
     }
 
     mutating func append(_ key: String, _ value: String) {
-        let start = bytes.count
         bytes.append(contentsOf: key.utf8)
-        bytes.append(UInt8(ascii: "="))
-        bytes.append(contentsOf: value.utf8)
-        ranges.append(start..<bytes.count)
-    }
-
-    /// sd_journal_sendv(3)'s result: negative errno when journald could not take it (no socket, nobody listening on
-    /// it, or the message was refused).
-    mutating func send() -> CInt {
-        let ranges = ranges
-        return bytes.withUnsafeMutableBytes { buffer in
-            withUnsafeTemporaryAllocation(of: iovec.self, capacity: ranges.count) { iov in
-                for (index, range) in ranges.enumerated() {
-                    iov[index] = iovec(iov_base: buffer.baseAddress! + range.lowerBound, iov_len: range.count)
-                }
-                return sys_sd_journal_sendv(iov.baseAddress!, CInt(ranges.count))
-            }
+        let utf8 = value.utf8
+        if utf8.contains(10) {
+            bytes.append(10)
+            withUnsafeBytes(of: UInt64(utf8.count).littleEndian) { bytes.append(contentsOf: $0) }
+        } else {
+            bytes.append(UInt8(ascii: "="))
         }
+        bytes.append(contentsOf: utf8)
+        bytes.append(10)
     }
 }
