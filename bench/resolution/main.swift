@@ -186,7 +186,7 @@ for _ in 0..<options.rounds {
         let start = clock.now
         let claim = TypeResolver.claim(explicit: nil, fileName: file.name, in: loaded.database)
         let claimed = clock.now
-        let content = try? sniffer.sniff(file.fd, classifyingText: claim.needsTextClassified).get()
+        let content = try? sniffer.sniff(file.fd, classifyingText: claim.needsTextClassified).get().mimeType
         let sniffed = clock.now
         let resolved = TypeResolver.decide(claim, content: content, in: loaded.database)
         let decided = clock.now
