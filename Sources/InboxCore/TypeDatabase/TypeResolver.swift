@@ -57,7 +57,8 @@ public struct ResolvedType: Sendable, Hashable {
 /// 4. When one conforms to the other, or the content is a generic container (OLE2, ZIP, gzip, MPEG-4) that the
 ///    claim is a kind of, they agree and the claim decides, except that an abstract claim (a type with no extension
 ///    of its own, such as `public.image`) is refined by a content type that conforms to it.
-/// 5. A tie between equally good globs (`*.m`, `*.dot`) goes to the first of them the content agrees with.
+/// 5. A tie between equally good globs (`*.m`, `*.dot`) goes to the one the content names exactly, else to the first
+///    of them the content agrees with.
 /// 6. When they disagree: two kinds of an OLE2, MPEG-4 or Ogg container (an MS Works `.xlr` that libmagic calls
 ///    Excel) keep the name's, the more specific evidence. Text content overturns a claim whose type cannot be text (an image, a
 ///    video, an archive, a binary document: `.ts` TypeScript is no MPEG stream) in favour of the first type the
@@ -125,6 +126,11 @@ public enum TypeResolver {
         }
         guard let sniffed else { return result(claimed, claim.source, claim.mimeType) }
 
+        // A tie that the content names exactly (`*.djvu`: single or multi-page; `*.json`: JSON or a JSON schema).
+        if claim.isTie, claimed != sniffed.identifier,
+           let named = claim.alternatives.first(where: { $0.identifier == sniffed.identifier }) {
+            return result(named.identifier, claim.source, named.mimeType)
+        }
         if agrees(claimed, sniffed, in: database) {
             if claim.isAbstract && !database.conforms(claimed, to: sniffed.compatibleIdentifier)
                 && database.conforms(sniffed.identifier, to: claimed) {
