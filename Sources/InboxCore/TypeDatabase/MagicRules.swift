@@ -60,6 +60,8 @@ public struct MagicRules: Sendable {
     public let rejectedFiles: Int
     /// How many bytes of a file the rules can look at (at most `maximumExtent`).
     public let extent: Int
+    /// The sections compiled for matching: every line in one array, every value and mask in one pool.
+    private let compiled: Compiled
 
     /// No rules: nothing matches, nothing is read.
     public static let empty = MagicRules(sources: [])
@@ -89,15 +91,21 @@ public struct MagicRules: Sendable {
         skippedSections = skipped
         rejectedFiles = rejected
         extent = min(Self.maximumExtent, sections.lazy.flatMap(\.matchlets).map(\.extent).max() ?? 0)
+        compiled = Compiled(sections)
     }
 
     /// The highest-priority section that matches `bytes` (only the first `extent` are looked at).
     public func match(_ bytes: UnsafeRawBufferPointer) -> Match? {
         let data = UnsafeRawBufferPointer(rebasing: bytes.prefix(extent))
-        for section in sections where Self.matches(section.matchlets, from: 0, level: 0, data).matched {
-            return Match(mimeType: section.mimeType, priority: section.priority)
+        return compiled.lines.withUnsafeBufferPointer { lines in
+            compiled.pool.withUnsafeBufferPointer { pool in
+                for (index, section) in compiled.ranges.enumerated()
+                where Self.matches(lines, section.lowerBound, section.upperBound, level: 0, pool, data).matched {
+                    return Match(mimeType: sections[index].mimeType, priority: sections[index].priority)
+                }
+                return nil
+            }
         }
-        return nil
     }
 
     /// The highest-priority section that matches `bytes`.
@@ -108,53 +116,82 @@ public struct MagicRules: Sendable {
 
     // MARK: Matching
 
-    /// Evaluates the matchlets at `level` starting at `index` (GLib's compare_level): true when one of them matches
-    /// and, if it has children, one of its children's chains does. `next` is the index after this level's run.
-    private static func matches(_ lines: [Matchlet], from index: Int, level: Int,
+    /// One matchlet as plain numbers; its value (then its mask) lie in the pool from `value`.
+    private struct Line {
+        let indent: Int
+        let offset: Int
+        let range: Int
+        let value: Int
+        let length: Int
+        let masked: Bool
+    }
+
+    private struct Compiled {
+        var lines: [Line] = []
+        var pool: [UInt8] = []
+        var ranges: [Range<Int>] = []
+
+        init(_ sections: [Section]) {
+            for section in sections {
+                let start = lines.count
+                for line in section.matchlets {
+                    lines.append(Line(indent: line.indent, offset: line.offset, range: line.rangeLength, value: pool.count,
+                                      length: line.value.count, masked: line.mask != nil))
+                    pool += line.value
+                    if let mask = line.mask { pool += mask }
+                }
+                ranges.append(start..<lines.count)
+            }
+        }
+    }
+
+    /// Evaluates the lines at `level` from `index` (GLib's compare_level): true when one of them matches and, if it
+    /// has children, one of its children's chains does. `next` is the index after this level's run.
+    private static func matches(_ lines: UnsafeBufferPointer<Line>, _ start: Int, _ end: Int, level: Int,
+                                _ pool: UnsafeBufferPointer<UInt8>,
                                 _ data: UnsafeRawBufferPointer) -> (matched: Bool, next: Int) {
-        var index = index
-        while index < lines.count && lines[index].indent >= level {
-            let line = lines[index]
-            guard line.indent == level else {
+        var index = start
+        while index < end && lines[index].indent >= level {
+            guard lines[index].indent == level else {
                 index += 1
                 continue
             }
-            let hit = compare(line, data)
+            let hit = compare(lines[index], pool, data)
             index += 1
-            let hasChildren = index < lines.count && lines[index].indent > level
+            let hasChildren = index < end && lines[index].indent > level
             if hit {
                 if !hasChildren { return (true, index) }
-                let deeper = matches(lines, from: index, level: level + 1, data)
+                let deeper = matches(lines, index, end, level: level + 1, pool, data)
                 if deeper.matched { return (true, deeper.next) }
                 index = deeper.next
             } else {
-                while index < lines.count && lines[index].indent > level { index += 1 }
+                while index < end && lines[index].indent > level { index += 1 }
             }
         }
         return (false, index)
     }
 
-    private static func compare(_ line: Matchlet, _ data: UnsafeRawBufferPointer) -> Bool {
-        let length = line.value.count
+    private static func compare(_ line: Line, _ pool: UnsafeBufferPointer<UInt8>, _ data: UnsafeRawBufferPointer) -> Bool {
+        let length = line.length
         guard length > 0 else { return true }
-        var start = line.offset
-        let last = line.offset + line.rangeLength - 1
-        while start <= last {
-            guard start + length <= data.count else { return false }
-            var equal = true
-            if let mask = line.mask {
-                for j in 0..<length where line.value[j] & mask[j] != data[start + j] & mask[j] {
+        let last = min(line.offset + line.range - 1, data.count - length)
+        guard line.offset <= last else { return false }
+        let value = line.value, mask = line.value + length
+        let first = pool[value]
+        for start in line.offset...last {
+            if line.masked {
+                var equal = true
+                for j in 0..<length where pool[value + j] & pool[mask + j] != data[start + j] & pool[mask + j] {
                     equal = false
                     break
                 }
+                if equal { return true }
             } else {
-                for j in 0..<length where line.value[j] != data[start + j] {
-                    equal = false
-                    break
-                }
+                guard data[start] == first else { continue }
+                var j = 1
+                while j < length && pool[value + j] == data[start + j] { j += 1 }
+                if j == length { return true }
             }
-            if equal { return true }
-            start += 1
         }
         return false
     }

@@ -71,7 +71,9 @@ public final class ContentSniffer {
         case .failure(let error): return .failure(SniffError("read: \(error)"))
         }
         if !classifyingText && Self.isText(buffer.prefix(count)) {
-            return .success(Sniffed("text/plain", .text, since: started))
+            // The rules may name a kind of text that refines the claim; libmagic's kinds could not change it.
+            let byRules = buffer.withUnsafeBytes { sniffByRules(UnsafeRawBufferPointer(rebasing: $0[..<count])) }
+            return .success(byRules.map { Sniffed($0, .rules, since: started) } ?? Sniffed("text/plain", .text, since: started))
         }
         let answer = buffer.withUnsafeBytes { sniff(UnsafeRawBufferPointer(rebasing: $0[..<count])) }
         guard count == buffer.count, case .success(let first) = answer, Self.needsMoreBytes(first.0) else {

@@ -131,7 +131,18 @@ public final class SnifferProcess {
         }
         // An empty file says nothing, whatever libmagic would call it; plain text may not need classifying.
         if count == 0 { return .success(Sniffed("application/x-empty", .empty, since: started)) }
+        guard alive else { return .failure(.crashed) }
         if !classifyingText && ContentSniffer.isText(buffer[1..<(1 + count)]) {
+            // Text: the rules may name a kind of it (a PGP key, an RSS feed) that refines the claim; libmagic's
+            // kinds of text could not change the decision.
+            if rulesExtent > 0 {
+                switch exchange("Q", min(count, rulesExtent)) {
+                case .success(let text) where text.hasPrefix("ok rules "):
+                    return .success(Sniffed(String(text.dropFirst(9)), .rules, since: started))
+                case .success: break
+                case .failure(let failure): return .failure(failure)
+                }
+            }
             guard count == first, first < ContentSniffer.byteLimit else {
                 return .success(Sniffed("text/plain", .text, since: started))
             }
@@ -142,7 +153,6 @@ public final class SnifferProcess {
             }
             if ContentSniffer.isText(buffer[1..<(1 + count)]) { return .success(Sniffed("text/plain", .text, since: started)) }
         }
-        guard alive else { return .failure(.crashed) }
         if count == first && first < ContentSniffer.byteLimit {
             // The file may go on: the rules alone on what they can see, then more bytes only if libmagic is needed.
             switch exchange("Q", count) {

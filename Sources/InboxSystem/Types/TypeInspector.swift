@@ -61,7 +61,8 @@ public final class TypeInspector {
             }
         }
         let content = sniffed?.mimeType
-        return .success(Inspection(resolved: TypeResolver.decide(claim, content: content, in: database),
+        return .success(Inspection(resolved: TypeResolver.decide(claim, content: content, contentByRules: sniffed?.path == .rules,
+                                                                         in: database),
                                    sniffedMIMEType: content, sniffed: sniffed, sniffFailure: failure))
     }
 
