@@ -133,7 +133,8 @@ guard errors.isEmpty else {
 }
 let sniffer: SnifferProcess
 do {
-    sniffer = try SnifferProcess(executable: options.inboxd, identity: nil, landlockABI: LandlockRuleset.abi())
+    sniffer = try SnifferProcess(executable: options.inboxd, identity: nil, landlockABI: LandlockRuleset.abi(),
+                                 mimeDirectories: MIMEDatabaseLoader.defaultDirectories())
 } catch {
     warn("cannot start the content sniffer: \(error)")
     exit(1)
@@ -167,6 +168,7 @@ do { inProcess = try ContentSniffer() } catch {
     warn("cannot load libmagic: \(error)")
     exit(1)
 }
+inProcess.rules = MIMEDatabaseLoader.loadMagic(directories: MIMEDatabaseLoader.defaultDirectories()).rules
 var inProcessTimes: [Double] = []
 for _ in 0..<options.rounds {
     for file in files {
