@@ -47,7 +47,10 @@ final class Inspection {
             return
         }
         do throws(SniffError) {
-            inspector = TypeInspector(sniffer: try ContentSniffer())
+            let sniffer = try ContentSniffer()
+            // The agent's sniffer asks shared-mime-info's rules first; so does inboxctl, from the same directories.
+            sniffer.rules = MIMEDatabaseLoader.loadMagic(directories: settings.mimeDirectories).rules
+            inspector = TypeInspector(sniffer: sniffer)
         } catch {
             Inboxctl.write("inboxctl: cannot load libmagic: \(error)\n", to: 2)
             return nil

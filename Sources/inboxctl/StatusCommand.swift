@@ -114,7 +114,12 @@ enum StatusCommand: InboxctlCommand {
         if !status.contentSniffing {
             lines.append(field("Sniffing", "off (ContentSniffing=no)"))
         } else if let sniffer = status.sniffer {
-            lines.append(field("Sniffing", "libmagic \(sniffer.libmagic) (pid \(sniffer.pid))"))
+            lines.append(field("Sniffing", "libmagic \(sniffer.libmagic) (pid \(sniffer.pid)) after "
+                               + "\(sniffer.ruleSections) shared-mime-info rules (first \(sniffer.rulesExtent) bytes)"))
+            lines.append(field("Sniff cost", SniffPath.allCases.map { path in
+                let tally = sniffer.costs[path]
+                return "\(path.rawValue) \(tally.files)" + (tally.files == 0 ? "" : " (\(tally.meanMicroseconds) µs each)")
+            }.joined(separator: ", ")))
         }
         let loadedAt = status.registrationsLoadedAtUSec
         lines.append(field("Registrations", "\(status.registrations), loaded \(timestamp(loadedAt)) "

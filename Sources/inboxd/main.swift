@@ -5,8 +5,8 @@ import InboxSystem
 
 let arguments = Array(CommandLine.arguments.dropFirst())
 // The agent starts itself as its content sniffer (see SnifferWorker): not an option for users.
-if arguments == [SnifferWorker.argument] {
-    CurrentProcess.exit(SnifferWorker.run())
+if arguments.first == SnifferWorker.argument {
+    CurrentProcess.exit(SnifferWorker.run(mimeDirectories: Array(arguments.dropFirst())))
 }
 let options: AgentCommandLine
 do {

@@ -26,6 +26,7 @@ struct MIMEDatabaseTests {
         "500:image/x-heavy:*.heavy",
         "50:text/x-ambiguous:*.amb",
         "50:text/x-ambiguous-too:*.amb",
+        "50:application/x-gzpostscript:*.ps.gz",
         "")
     static let subclasses = lines(
         "application/x-compressed-tar application/gzip",
@@ -53,6 +54,8 @@ struct MIMEDatabaseTests {
         NameCase(name: "backup.tar.gz", mimeType: "application/x-compressed-tar"),
         NameCase(name: "BACKUP.TAR.GZ", mimeType: "application/x-compressed-tar"),
         NameCase(name: "notes.gz", mimeType: "application/gzip"),
+        // The exact case matches *.gz, the lowercased name the longer *.ps.gz: the longer wins, as in xdgmime.
+        NameCase(name: "text1.PS.gz", mimeType: "application/x-gzpostscript"),
         // Case-sensitive globs: *.C is C++, *.c is C; an exact-case match is tried before the lowercased name.
         NameCase(name: "main.c", mimeType: "text/x-csrc"),
         NameCase(name: "main.C", mimeType: "text/x-c++src"),

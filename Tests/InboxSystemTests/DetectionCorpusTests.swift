@@ -18,7 +18,9 @@ struct DetectionCorpusTests {
         try #require(rows.count >= 15)
         let mime = MIMEDatabaseLoader.load(directories: MIMEDatabaseLoader.defaultDirectories()).database
         let database = TypeDatabase.builtin.attaching(mime)
-        let inspector = TypeInspector(sniffer: try ContentSniffer())
+        let sniffer = try ContentSniffer()
+        sniffer.rules = MIMEDatabaseLoader.loadMagic(directories: MIMEDatabaseLoader.defaultDirectories()).rules
+        let inspector = TypeInspector(sniffer: sniffer)
         var exact = 0, related = 0
         var wrong: [String] = []
         for row in rows {
@@ -37,7 +39,7 @@ struct DetectionCorpusTests {
             }
             if got != expectedMIME || resolved.identifier != expectedUTI {
                 wrong.append("\(name): expected \(expectedMIME) \(expectedUTI), got \(got) \(resolved.identifier) "
-                             + "(libmagic: \(inspection.sniffedMIMEType ?? "not sniffed"))")
+                             + "(sniffed: \(inspection.sniffed.map { "\($0.mimeType) by \($0.path)" } ?? "not sniffed"))")
             }
             // Every identifier `inboxctl info` prints resolves in `inboxctl types`.
             #expect(database.knownIdentifier(resolved.identifier) == resolved.identifier, "\(name)")
@@ -58,12 +60,13 @@ struct DetectionCorpusTests {
 struct SnifferChildTests {
     @Test func anOLE2FileIsReadPastTheFirst64KiBInParts() throws {
         let sniffer = try SnifferProcess(executable: try #require(BuiltAgent.path), identity: nil,
-                                         landlockABI: LandlockRuleset.abi())
+                                         landlockABI: LandlockRuleset.abi(),
+                                         mimeDirectories: MIMEDatabaseLoader.defaultDirectories())
         defer { sniffer.stop() }
         let whole = DetectionCorpusTests.directory.appendingPathComponent("files/spreadsheet").path
         let file = try FileDescriptor.open(whole, .readOnly)
         defer { file.close() }
-        #expect(try sniffer.sniff(file).get() == "application/vnd.ms-excel")
+        #expect(try sniffer.sniff(file).get().mimeType == "application/vnd.ms-excel")
 
         // The same first 64 KiB alone say only "OLE2": the second look is what names it.
         let scratch = try ScratchDirectory()
@@ -72,10 +75,10 @@ struct SnifferChildTests {
         defer { prefix.close() }
         let bytes = try [UInt8](Data(contentsOf: URL(fileURLWithPath: whole)).prefix(ContentSniffer.byteLimit))
         _ = bytes.withUnsafeBytes { write(prefix.rawValue, $0.baseAddress, $0.count) }
-        let answer = try sniffer.sniff(prefix).get()
+        let answer = try sniffer.sniff(prefix).get().mimeType
         #expect(ContentSniffer.needsMoreBytes(answer), "\(answer)")
         // The child serves the next request as usual.
-        #expect(try sniffer.sniff(file).get() == "application/vnd.ms-excel")
+        #expect(try sniffer.sniff(file).get().mimeType == "application/vnd.ms-excel")
     }
 }
 

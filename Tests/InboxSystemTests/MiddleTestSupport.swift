@@ -20,9 +20,9 @@ final class RecordingHandoff: DeliveryHandoff {
 
 /// A content sniffer that answers one way for every file: a crash, say, which no real file here makes libmagic do.
 final class AnsweringSniffer: ContentSniffing {
-    let answer: Result<String, SnifferProcess.Failure>
-    init(_ answer: Result<String, SnifferProcess.Failure>) { self.answer = answer }
-    func sniffContent(_ file: FileDescriptor, classifyingText: Bool) -> Result<String, SnifferProcess.Failure> { answer }
+    let answer: Result<Sniffed, SnifferProcess.Failure>
+    init(_ answer: Result<Sniffed, SnifferProcess.Failure>) { self.answer = answer }
+    func sniffContent(_ file: FileDescriptor, classifyingText: Bool) -> Result<Sniffed, SnifferProcess.Failure> { answer }
 }
 
 /// A drop Inbox, a state directory and a handlers.d in a fresh temp directory, with registrations written there;

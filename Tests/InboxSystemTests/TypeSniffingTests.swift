@@ -30,7 +30,7 @@ struct TypeSniffingTests {
             defer { fd.close() }
             _ = bytes.withUnsafeBytes { write(fd.rawValue, $0.baseAddress, $0.count) }
             // The offset is at the end: the sniffer must read from the start without moving it.
-            let answer = try sniffer.sniff(fd).get()
+            let answer = try sniffer.sniff(fd).get().mimeType
             #expect(lseek(fd.rawValue, 0, SEEK_CUR) == off_t(bytes.count))
             return answer
         }

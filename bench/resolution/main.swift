@@ -133,7 +133,8 @@ guard errors.isEmpty else {
 }
 let sniffer: SnifferProcess
 do {
-    sniffer = try SnifferProcess(executable: options.inboxd, identity: nil, landlockABI: LandlockRuleset.abi())
+    sniffer = try SnifferProcess(executable: options.inboxd, identity: nil, landlockABI: LandlockRuleset.abi(),
+                                 mimeDirectories: MIMEDatabaseLoader.defaultDirectories())
 } catch {
     warn("cannot start the content sniffer: \(error)")
     exit(1)
@@ -167,6 +168,7 @@ do { inProcess = try ContentSniffer() } catch {
     warn("cannot load libmagic: \(error)")
     exit(1)
 }
+inProcess.rules = MIMEDatabaseLoader.loadMagic(directories: MIMEDatabaseLoader.defaultDirectories()).rules
 var inProcessTimes: [Double] = []
 for _ in 0..<options.rounds {
     for file in files {
@@ -186,7 +188,7 @@ for _ in 0..<options.rounds {
         let start = clock.now
         let claim = TypeResolver.claim(explicit: nil, fileName: file.name, in: loaded.database)
         let claimed = clock.now
-        let content = try? sniffer.sniff(file.fd, classifyingText: claim.needsTextClassified).get()
+        let content = try? sniffer.sniff(file.fd, classifyingText: claim.needsTextClassified).get().mimeType
         let sniffed = clock.now
         let resolved = TypeResolver.decide(claim, content: content, in: loaded.database)
         let decided = clock.now

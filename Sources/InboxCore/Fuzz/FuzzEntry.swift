@@ -10,7 +10,26 @@ public enum FuzzEntry {
         "plist-binary": { binaryPropertyList($0) },
         "json": { json($0) },
         "sidecar": { sidecar($0) },
+        "magic": { magic($0) },
     ]
+
+    /// shared-mime-info's magic parser and matcher: the input as a magic file (with its header, so that the parser
+    /// gets past it), matched against itself and against nothing; every bound must hold.
+    public static func magic(_ bytes: [UInt8]) -> [String] {
+        let source = bytes.starts(with: MagicRules.header) ? bytes : MagicRules.header + bytes
+        let rules = MagicRules(sources: [source, bytes])
+        var broken: [String] = []
+        if rules.extent > MagicRules.maximumExtent { broken.append("extent \(rules.extent) over the bound") }
+        for line in rules.sections.lazy.flatMap(\.matchlets) {
+            if line.offset > MagicRules.maximumOffset || line.rangeLength > MagicRules.maximumOffset
+                || line.value.count > MagicRules.maximumValueLength || (line.mask.map { $0.count != line.value.count } ?? false) {
+                broken.append("a line out of bounds: offset \(line.offset), range \(line.rangeLength), \(line.value.count) bytes")
+            }
+        }
+        _ = rules.match(bytes)
+        _ = rules.match([UInt8]())
+        return broken
+    }
 
     /// The INI lexer and the registration parser: a `.handler` file, and the same bytes as agent configuration.
     public static func registration(_ bytes: [UInt8]) -> [String] {

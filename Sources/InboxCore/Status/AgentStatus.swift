@@ -71,10 +71,19 @@ public struct AgentStatus: Sendable, Hashable {
     public struct Sniffer: Sendable, Hashable {
         public var pid: Int32
         public var libmagic: String
+        /// shared-mime-info magic rule sections the sniffer asks first, and how many bytes they read.
+        public var ruleSections: Int
+        public var rulesExtent: Int
+        /// Files sniffed and their cost since the agent started, by which check answered.
+        public var costs: SniffCosts
 
-        public init(pid: Int32, libmagic: String) {
+        public init(pid: Int32, libmagic: String, ruleSections: Int = 0, rulesExtent: Int = 0,
+                    costs: SniffCosts = SniffCosts()) {
             self.pid = pid
             self.libmagic = libmagic
+            self.ruleSections = ruleSections
+            self.rulesExtent = rulesExtent
+            self.costs = costs
         }
     }
 
@@ -131,7 +140,10 @@ public struct AgentStatus: Sendable, Hashable {
             "{\"handler\":\(JSON.quote(instance.handler)),\"pid\":\(instance.pid),\"inFlight\":\(instance.inFlight),"
                 + "\"served\":\(instance.served),\"ageUSec\":\(instance.ageUSec),\"stopping\":\(instance.stopping)}"
         }
-        let sniffer = sniffer.map { "{\"pid\":\($0.pid),\"libmagic\":\(JSON.quote($0.libmagic))}" } ?? "null"
+        let sniffer = sniffer.map {
+            "{\"pid\":\($0.pid),\"libmagic\":\(JSON.quote($0.libmagic)),\"ruleSections\":\($0.ruleSections),"
+                + "\"rulesExtent\":\($0.rulesExtent),\"costs\":\($0.costs.json())}"
+        } ?? "null"
         return "{\"pid\":\(pid),\"phase\":\(JSON.quote(phase)),"
             + "\"inboxes\":[\(inboxes.map(JSON.quote).joined(separator: ","))],"
             + "\"missingInboxes\":[\(missingInboxes.map(JSON.quote).joined(separator: ","))],"
@@ -191,7 +203,9 @@ public struct AgentStatus: Sendable, Hashable {
         status.registrationsLoadedAtUSec = Int64(value["registrationsLoadedAtUSec"]?.int ?? 0)
         status.contentSniffing = value["contentSniffing"]?.bool ?? true
         if let sniffer = value["sniffer"], sniffer != .null {
-            status.sniffer = Sniffer(pid: Int32(clamping: sniffer["pid"]?.int ?? 0), libmagic: sniffer["libmagic"]?.string ?? "?")
+            status.sniffer = Sniffer(pid: Int32(clamping: sniffer["pid"]?.int ?? 0), libmagic: sniffer["libmagic"]?.string ?? "?",
+                                     ruleSections: sniffer["ruleSections"]?.int ?? 0,
+                                     rulesExtent: sniffer["rulesExtent"]?.int ?? 0, costs: SniffCosts(sniffer["costs"]))
         }
         status.limits = HeldFileLimitsStatus(value["limits"])
         status.stalls = ReaderStalls(notifications: value["notifications"], journal: value["journal"])

@@ -63,10 +63,21 @@ struct GlobTable: Sendable {
 
     /// The best globs for a name, first read first: several only when globs of the same weight and length name
     /// different MIME types (`*.m`: Objective-C and MATLAB), a tie the specification settles by content.
+    ///
+    /// The exact-case name against every glob, and the lowercased name against the case-insensitive ones, are
+    /// weighed together (as xdgmime does): a longer case-insensitive pattern (`*.ps.gz` for `a.PS.gz`) beats a
+    /// shorter one the exact case matched (`*.gz`); between equally good ones the exact case wins (`*.C` is C++).
     func matches(_ name: String) -> [Glob] {
-        let found = matches(name, caseInsensitiveOnly: false)
-        if !found.isEmpty { return found }
-        return matches(name.lowercased(), caseInsensitiveOnly: true)
+        let exact = matches(name, caseInsensitiveOnly: false)
+        let lowered = name.lowercased()
+        guard lowered != name else { return exact }
+        let folded = matches(lowered, caseInsensitiveOnly: true)
+        guard let best = exact.first else { return folded }
+        guard let other = folded.first else { return exact }
+        let isLiteral: (Glob) -> Bool = { !$0.pattern.contains(where: Self.isWildcard) }
+        if isLiteral(best) != isLiteral(other) { return isLiteral(best) ? exact : folded }
+        if other.weight != best.weight { return other.weight > best.weight ? folded : exact }
+        return other.pattern.unicodeScalars.count > best.pattern.unicodeScalars.count ? folded : exact
     }
 
     private func matches(_ name: String, caseInsensitiveOnly: Bool) -> [Glob] {

@@ -56,8 +56,10 @@ public struct ResolvedType: Sendable, Hashable {
 /// 3. With only one of them, it decides; with neither, the type is `public.data`.
 /// 4. When one conforms to the other, or the content is a generic container (OLE2, ZIP, gzip, MPEG-4) that the
 ///    claim is a kind of, they agree and the claim decides, except that an abstract claim (a type with no extension
-///    of its own, such as `public.image`) is refined by a content type that conforms to it.
-/// 5. A tie between equally good globs (`*.m`, `*.dot`) goes to the first of them the content agrees with.
+///    of its own, such as `public.image`) is refined by a content type that conforms to it, and any claim by a
+///    subtype of its MIME type that shared-mime-info's magic rules named (not a script or an executable).
+/// 5. A tie between equally good globs (`*.m`, `*.dot`) goes to the one the content names exactly, else to the first
+///    of them the content agrees with.
 /// 6. When they disagree: two kinds of an OLE2, MPEG-4 or Ogg container (an MS Works `.xlr` that libmagic calls
 ///    Excel) keep the name's, the more specific evidence. Text content overturns a claim whose type cannot be text (an image, a
 ///    video, an archive, a binary document: `.ts` TypeScript is no MPEG stream) in favour of the first type the
@@ -110,8 +112,10 @@ public enum TypeResolver {
         decide(claim(explicit: explicit, fileName: fileName, in: database), content: content, in: database)
     }
 
-    /// The decision (rules 3 to 6) for a claim and libmagic's MIME type of the content (nil when not sniffed).
-    public static func decide(_ claim: Claim, content: String?, in database: TypeDatabase) -> ResolvedType {
+    /// The decision (rules 3 to 6) for a claim and the content's MIME type (nil when not sniffed). `contentByRules`:
+    /// shared-mime-info's magic rules named the content (not libmagic), so that it may refine the claim (rule 4).
+    public static func decide(_ claim: Claim, content: String?, contentByRules: Bool = false,
+                              in database: TypeDatabase) -> ResolvedType {
         let sniffed = content.flatMap { contentType($0, in: database) }
         func result(_ identifier: String, _ source: Source, _ mimeType: String?,
                     mismatch: ResolvedType.Mismatch? = nil) -> ResolvedType {
@@ -125,10 +129,23 @@ public enum TypeResolver {
         }
         guard let sniffed else { return result(claimed, claim.source, claim.mimeType) }
 
+        // A tie that the content names exactly (`*.djvu`: single or multi-page; `*.json`: JSON or a JSON schema).
+        if claim.isTie, claimed != sniffed.identifier,
+           let named = claim.alternatives.first(where: { $0.identifier == sniffed.identifier }) {
+            return result(named.identifier, claim.source, named.mimeType)
+        }
+        // A tie of MIME types one UTI lists both of (`*.m3u`: MP3 or HTTP Live Streaming playlists): the content's.
+        if claim.isTie, claimed == sniffed.identifier {
+            return result(claimed, claim.source, sniffed.mimeType)
+        }
         if agrees(claimed, sniffed, in: database) {
             if claim.isAbstract && !database.conforms(claimed, to: sniffed.compatibleIdentifier)
                 && database.conforms(sniffed.identifier, to: claimed) {
                 return result(sniffed.identifier, .content, sniffed.mimeType)
+            }
+            if contentByRules, refines(sniffed, claim, in: database) {
+                // The same UTI for both (Ogg audio and Vorbis in Ogg): the claim's, with the content's MIME type.
+                return result(sniffed.identifier, sniffed.identifier == claimed ? claim.source : .content, sniffed.mimeType)
             }
             return result(claimed, claim.source, claim.mimeType)
         }
@@ -158,6 +175,22 @@ public enum TypeResolver {
             return result(claimed, claim.source, claim.mimeType, mismatch: mismatch(contentWon: false))
         }
         return result(sniffed.identifier, .content, sniffed.mimeType, mismatch: mismatch(contentWon: true))
+    }
+
+    /// True when shared-mime-info's rules name a subtype of the claim's MIME type in the host's hierarchy (`.ogg` and
+    /// Vorbis audio, `.xml` and an RSS feed, `.asc` and a PGP key), as GLib prefers it; not a generic container's
+    /// (ZIP, OLE2, gzip ...: their names decide, as before); never a script or an
+    /// executable unless the claim is one (a name that can be text is never overturned towards a script).
+    static func refines(_ sniffed: ContentType, _ claim: Claim, in database: TypeDatabase) -> Bool {
+        guard let claimed = claim.identifier, let claimMIME = claim.mimeType,
+              database.mime.canonical(sniffed.mimeType) != database.mime.canonical(claimMIME),
+              database.mime.descends(sniffed.mimeType, from: claimMIME),
+              // A generic container's name keeps a kind of it (an EPUB named .zip stays a ZIP archive).
+              database.container(named: claimMIME) == nil else { return false }
+        // A script (or an executable) only refines a claim that is one already (Python to Python 3).
+        return ["public.script", "public.executable"].allSatisfy { kind in
+            !database.conforms(sniffed.identifier, to: kind) || database.conforms(claimed, to: kind)
+        }
     }
 
     /// True when a claimed type and the content agree: one conforms to the other, or the content is a generic

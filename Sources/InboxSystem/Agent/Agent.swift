@@ -53,7 +53,8 @@ public final class Agent {
         state.retention = retention
         landlockABI = settings.landlock == .off ? 0 : LandlockRuleset.abi()
         catalog = Self.loadCatalog(settings, state: state)
-        sniffer = settings.contentSniffing ? SnifferSupervisor(logger: logger, isRoot: CurrentProcess.isRoot) : nil
+        sniffer = settings.contentSniffing ? SnifferSupervisor(logger: logger, isRoot: CurrentProcess.isRoot,
+                                                               mimeDirectories: settings.mimeDirectories) : nil
         let reader = ArrivalReader(logger: logger)
         let quarantine = Quarantine(state: state, logger: logger)
         launchers = HandlerLaunchers(loop: loop, logger: logger, catalog: catalog, landlockABI: landlockABI,
@@ -284,7 +285,7 @@ public final class Agent {
             let use = quotas.usage(of: inbox)
             return .init(inbox: inbox, files: use.files, bytes: use.bytes)
         } } ?? [])
-        status.sniffer = sniffer?.current.map { .init(pid: $0.process.pid, libmagic: $0.version) }
+        status.sniffer = sniffer?.status
         status.stalls = logger.stalls
         status.stalls.notificationsCoalesced = notifier.coalescedCount
         status.stalls.notificationsDropped = notifier.droppedCount

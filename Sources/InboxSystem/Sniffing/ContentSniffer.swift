@@ -1,7 +1,9 @@
 import CMagic
 import Glibc
+import InboxCore
 
-/// Content sniffing with libmagic (what file(1) uses): the MIME type of a file's first bytes.
+/// Content sniffing: shared-mime-info's magic rules first (`rules`, what GLib uses), then libmagic (what file(1)
+/// uses) where the rules say nothing or only a generic container (MagicRules.needsLibmagic).
 ///
 /// Untrusted files are read here, in the agent, so libmagic is held short: it sees at most `byteLimit` bytes
 /// read by us (it never opens a path), never decompresses (MAGIC_NO_CHECK_COMPRESS: no decompressor processes),
@@ -23,6 +25,8 @@ public final class ContentSniffer {
 
     private let cookie: OpaquePointer
     private var buffer: [UInt8]
+    /// shared-mime-info's rules, asked before libmagic; empty: libmagic alone.
+    public var rules: MagicRules = .empty
     /// "5.44": the library's version, for the start-up log.
     public let version: String
 
@@ -59,20 +63,42 @@ public final class ContentSniffer {
     /// With `classifyingText: false`, bytes that are plain UTF-8 text are answered `text/plain` without asking
     /// libmagic, whose text heuristics cost 0.3 to 5 ms a file: for a caller whose decision no kind of text can
     /// change (TypeResolver rule 5), that is all it needs to know.
-    public func sniff(_ file: FileDescriptor, classifyingText: Bool = true) -> Result<String, SniffError> {
+    public func sniff(_ file: FileDescriptor, classifyingText: Bool = true) -> Result<Sniffed, SniffError> {
+        let started = ContinuousClock.now
         let count: Int
         switch buffer.withUnsafeMutableBytes({ bytes in Result { () throws(Errno) in try file.read(fully: bytes, at: 0) } }) {
         case .success(let read): count = read
         case .failure(let error): return .failure(SniffError("read: \(error)"))
         }
-        if !classifyingText && Self.isText(buffer.prefix(count)) { return .success("text/plain") }
-        let answer = classify(count)
-        guard count == buffer.count, case .success(let first) = answer, Self.needsMoreBytes(first) else { return answer }
+        if !classifyingText && Self.isText(buffer.prefix(count)) {
+            // The rules may name a kind of text that refines the claim; libmagic's kinds could not change it.
+            let byRules = buffer.withUnsafeBytes { sniffByRules(UnsafeRawBufferPointer(rebasing: $0[..<count])) }
+            return .success(byRules.map { Sniffed($0, .rules, since: started) } ?? Sniffed("text/plain", .text, since: started))
+        }
+        let answer = buffer.withUnsafeBytes { sniff(UnsafeRawBufferPointer(rebasing: $0[..<count])) }
+        guard count == buffer.count, case .success(let first) = answer, Self.needsMoreBytes(first.0) else {
+            return answer.map { Sniffed($0.0, $0.1, since: started) }
+        }
         var more = [UInt8](repeating: 0, count: Self.extendedByteLimit)
         switch more.withUnsafeMutableBytes({ bytes in Result { () throws(Errno) in try file.read(fully: bytes, at: 0) } }) {
-        case .success(let read): return sniff(more.prefix(read))
+        case .success(let read):
+            return more.withUnsafeBytes { sniff(UnsafeRawBufferPointer(rebasing: $0[..<read])) }
+                .map { Sniffed($0.0, $0.1, since: started) }
         case .failure(let error): return .failure(SniffError("read: \(error)"))
         }
+    }
+
+    /// The rules' answer and which check gave it, libmagic asked only where the rules leave it open.
+    public func sniff(_ bytes: UnsafeRawBufferPointer) -> Result<(String, SniffPath), SniffError> {
+        let match = rules.match(bytes)
+        if let match, !MagicRules.needsLibmagic(match) { return .success((match.mimeType, .rules)) }
+        guard let base = bytes.baseAddress ?? UnsafeRawPointer(bitPattern: 1) else { return .success(("", .libmagic)) }
+        return classify(base, bytes.count).map { MagicRules.combine(rules: match, libmagic: $0) }
+    }
+
+    /// The rules' answer when it is the last word, nil when libmagic must be asked.
+    public func sniffByRules(_ bytes: UnsafeRawBufferPointer) -> String? {
+        rules.match(bytes).flatMap { MagicRules.needsLibmagic($0) ? nil : $0.mimeType }
     }
 
     /// Non-empty UTF-8 without NUL or other control bytes than tab, newlines, form feed and escape; a sequence
@@ -126,6 +152,23 @@ public final class ContentSniffer {
     }
 }
 
+/// What sniffing said about a file: the MIME type, which check answered, and how long it took (reading included).
+public struct Sniffed: Sendable, Hashable {
+    public let mimeType: String
+    public let path: SniffPath
+    public let duration: Duration
+
+    public init(_ mimeType: String, _ path: SniffPath, duration: Duration = .zero) {
+        self.mimeType = mimeType
+        self.path = path
+        self.duration = duration
+    }
+
+    init(_ mimeType: String, _ path: SniffPath, since start: ContinuousClock.Instant) {
+        self.init(mimeType, path, duration: ContinuousClock.now - start)
+    }
+}
+
 /// libmagic could not be loaded or could not classify some bytes, or the sniffer could not be started.
 public struct SniffError: Error, Sendable, CustomStringConvertible {
     /// Where it went wrong, so that the advice fits: starting the process, or libmagic inside it.
@@ -141,5 +184,12 @@ public struct SniffError: Error, Sendable, CustomStringConvertible {
     init(_ description: String, stage: Stage = .libmagic) {
         self.description = description
         self.stage = stage
+    }
+}
+
+extension SniffCosts {
+    /// Counts one sniffed file.
+    public mutating func add(_ sniffed: Sniffed) {
+        add(sniffed.path, microseconds: sniffed.duration.microsecondsClamped)
     }
 }

@@ -51,4 +51,29 @@ public enum MIMEDatabaseLoader {
     private static func environment(_ name: String) -> String? {
         CurrentProcess.environment(name).flatMap { $0.isEmpty ? nil : $0 }
     }
+
+    /// shared-mime-info's content rules: `magic` in each directory, most important first; a directory without one
+    /// is skipped quietly. The problems are files that could not be read or are no magic files, and a count of
+    /// sections skipped.
+    public static func loadMagic(directories: [String]) -> (rules: MagicRules, problems: [String]) {
+        var sources: [[UInt8]] = []
+        var problems: [String] = []
+        for directory in directories {
+            switch readBounded(directory + "/magic", limit: maximumSize) {
+            case .success(let bytes):
+                if !bytes.isEmpty && !bytes.starts(with: MagicRules.header) {
+                    problems.append("\(directory)/magic: not a shared-mime-info magic file; skipped")
+                }
+                sources.append(bytes)
+            case .failure(let error):
+                if error.errno != .noSuchFile { problems.append("\(directory)/magic: \(error)") }
+            }
+        }
+        let rules = MagicRules(sources: sources)
+        if rules.skippedSections > 0 {
+            problems.append("\(rules.skippedSections) section(s) of the magic files in \(directories.joined(separator: ", ")) "
+                + "could not be read and were skipped")
+        }
+        return (rules, problems)
+    }
 }

@@ -1,4 +1,5 @@
 import Glibc
+import InboxCore
 
 /// The agent's side of the content sniffer: a sandboxed child running `inboxd --content-sniffer` (SnifferWorker).
 ///
@@ -31,15 +32,20 @@ public final class SnifferProcess {
     public let process: SpawnedProcess
     /// libmagic's version, as the worker reported it.
     public private(set) var version = ""
+    /// How many bytes of a file the worker's shared-mime-info rules can look at (0: it has none): what is read first.
+    public private(set) var rulesExtent = 0
+    /// The worker's rule sections, and those it skipped as unreadable.
+    public private(set) var ruleSections = 0
+    public private(set) var skippedRuleSections = 0
     private let channel: FileDescriptor
     private let timeout: Duration
     private var buffer: [UInt8]
     private var alive = true
 
     /// Starts a worker from `executable` (the agent's own binary) as `identity` (nil: the agent's), sandboxed with
-    /// Landlock to reading and running files (it sandboxes itself further once libmagic is loaded), and waits
-    /// until it says it is ready.
-    public init(executable: String, identity: Identity?, landlockABI: Int,
+    /// Landlock to reading and running files (it sandboxes itself further once libmagic and the `magic` files of
+    /// `mimeDirectories` are loaded), and waits until it says it is ready.
+    public init(executable: String, identity: Identity?, landlockABI: Int, mimeDirectories: [String] = [],
                 timeout: Duration = .seconds(2)) throws(SniffError) {
         var fds: [CInt] = [-1, -1]
         guard sys_socketpair_seqpacket(&fds) == 0 else {
@@ -47,7 +53,7 @@ public final class SnifferProcess {
         }
         let (ours, theirs) = (FileDescriptor(rawValue: fds[0]), FileDescriptor(rawValue: fds[1]))
         defer { theirs.close() }
-        var request = SpawnRequest(executablePath: executable, arguments: [executable, SnifferWorker.argument],
+        var request = SpawnRequest(executablePath: executable, arguments: [executable, SnifferWorker.argument] + mimeDirectories,
                                    standardInput: theirs, standardOutput: theirs,
                                    standardError: FileDescriptor(rawValue: 2))
         if let identity {
@@ -90,7 +96,14 @@ public final class SnifferProcess {
             case .failure(let failure): throw SniffError("the content sniffer did not start: \(failure)", stage: .start)
             }
         }
-        self.version = String(text.dropFirst(6))
+        let words = text.dropFirst(6).split(separator: " ", maxSplits: 3, omittingEmptySubsequences: false)
+        guard words.count == 4, let extent = Int(words[0]), let sections = Int(words[1]), let skipped = Int(words[2]),
+              (0...MagicRules.maximumExtent).contains(extent) else {
+            stop()
+            throw SniffError("the content sniffer's greeting is malformed: \(text)", stage: .start)
+        }
+        (rulesExtent, ruleSections, skippedRuleSections) = (extent, sections, skipped)
+        self.version = String(words[3])
     }
 
     deinit { stop() }
@@ -105,30 +118,94 @@ public final class SnifferProcess {
     /// The MIME type of an open file's first bytes (read here with pread, so the worker never sees the file).
     /// With `classifyingText: false`, plain UTF-8 text is answered `text/plain` without asking libmagic
     /// (see ContentSniffer.sniff).
-    public func sniff(_ file: FileDescriptor, classifyingText: Bool = true) -> Result<String, Failure> {
-        buffer[0] = UInt8(ascii: "S")
-        let count: Int
-        // Byte 0 is the request's tag; the file's bytes follow it.
-        let read = buffer.withUnsafeMutableBytes { bytes in
-            Result { () throws(Errno) in try file.read(fully: .init(rebasing: bytes[1...]), at: 0) }
-        }
-        switch read {
+    ///
+    /// Only as many bytes as the rules can look at are read first (`rulesExtent`); the first `ContentSniffer.byteLimit`
+    /// only when libmagic is needed and the file is longer.
+    public func sniff(_ file: FileDescriptor, classifyingText: Bool = true) -> Result<Sniffed, Failure> {
+        let started = ContinuousClock.now
+        let first = rulesExtent > 0 ? rulesExtent : ContentSniffer.byteLimit
+        var count: Int
+        switch read(file, first) {
         case .success(let n): count = n
         case .failure(let error): return .failure(.unreadable(error))
         }
         // An empty file says nothing, whatever libmagic would call it; plain text may not need classifying.
-        if count == 0 { return .success("application/x-empty") }
-        if !classifyingText && ContentSniffer.isText(buffer[1..<(1 + count)]) { return .success("text/plain") }
+        if count == 0 { return .success(Sniffed("application/x-empty", .empty, since: started)) }
         guard alive else { return .failure(.crashed) }
+        if !classifyingText && ContentSniffer.isText(buffer[1..<(1 + count)]) {
+            // Text: the rules may name a kind of it (a PGP key, an RSS feed) that refines the claim; libmagic's
+            // kinds of text could not change the decision.
+            if rulesExtent > 0 {
+                switch exchange("Q", min(count, rulesExtent)) {
+                case .success(let text) where text.hasPrefix("ok rules "):
+                    return .success(Sniffed(String(text.dropFirst(9)), .rules, since: started))
+                case .success: break
+                case .failure(let failure): return .failure(failure)
+                }
+            }
+            guard count == first, first < ContentSniffer.byteLimit else {
+                return .success(Sniffed("text/plain", .text, since: started))
+            }
+            // Text so far; the rest of what libmagic would see decides whether it is text.
+            switch read(file, ContentSniffer.byteLimit) {
+            case .success(let n): count = n
+            case .failure(let error): return .failure(.unreadable(error))
+            }
+            if ContentSniffer.isText(buffer[1..<(1 + count)]) { return .success(Sniffed("text/plain", .text, since: started)) }
+        }
+        if count == first && first < ContentSniffer.byteLimit {
+            // The file may go on: the rules alone on what they can see, then more bytes only if libmagic is needed.
+            switch exchange("Q", count) {
+            case .success(let text) where text.hasPrefix("ok rules "):
+                return .success(Sniffed(String(text.dropFirst(9)), .rules, since: started))
+            case .success(let text) where text == "more":
+                break
+            case .success(let text):
+                return .failure(.refused(text.hasPrefix("error ") ? String(text.dropFirst(6)) : text))
+            case .failure(let failure):
+                return .failure(failure)
+            }
+            switch read(file, ContentSniffer.byteLimit) {
+            case .success(let n): count = n
+            case .failure(let error): return .failure(.unreadable(error))
+            }
+        }
+        let result = exchange("S", count).flatMap(Self.parseAnswer)
+        guard count == ContentSniffer.byteLimit, case .success(let answered) = result,
+              ContentSniffer.needsMoreBytes(answered.0) else {
+            return result.map { Sniffed($0.0, $0.1, since: started) }
+        }
+        return sniffMore(file).flatMap(Self.parseAnswer).map { Sniffed($0.0, $0.1, since: started) }
+    }
+
+    /// Up to `limit` bytes of the file from its start into the buffer after the tag byte.
+    private func read(_ file: FileDescriptor, _ limit: Int) -> Result<Int, Errno> {
+        buffer.withUnsafeMutableBytes { bytes in
+            Result { () throws(Errno) in try file.read(fully: .init(rebasing: bytes[1..<(1 + limit)]), at: 0) }
+        }
+    }
+
+    /// Sends the tag and the `count` bytes in the buffer; the worker's answer.
+    private func exchange(_ tag: Unicode.Scalar, _ count: Int) -> Result<String, Failure> {
+        buffer[0] = UInt8(ascii: tag)
         let sent = buffer.withUnsafeBytes { bytes in retryingErrno { sys_send(channel.rawValue, .init(rebasing: bytes[..<(1 + count)])) } }
         guard case .success(1 + count) = sent else {
             stop()
             return .failure(.crashed)
         }
-        let result = answer()
-        guard count == ContentSniffer.byteLimit, case .success(let first) = result,
-              ContentSniffer.needsMoreBytes(first) else { return result }
-        return sniffMore(file)
+        return receiveAnswer()
+    }
+
+    /// `ok <path> <MIME type>` as its parts; anything else the worker said is a refusal.
+    private static func parseAnswer(_ text: String) -> Result<(String, SniffPath), Failure> {
+        guard text.hasPrefix("ok ") else {
+            return .failure(.refused(text.hasPrefix("error ") ? String(text.dropFirst(6)) : text))
+        }
+        let words = text.dropFirst(3).split(separator: " ", maxSplits: 1)
+        guard words.count == 2, let path = SniffPath(rawValue: String(words[0])) else {
+            return .failure(.refused("malformed answer: \(text)"))
+        }
+        return .success((String(words[1]), path))
     }
 
     /// The second look at an OLE2 file (ContentSniffer.extendedByteLimit): its bytes go over in `A` parts and a
@@ -155,20 +232,14 @@ public final class SnifferProcess {
             }
             start = end
         } while start < count
-        return answer()
+        return receiveAnswer()
     }
 
-    /// The worker's answer to the request just sent.
-    private func answer() -> Result<String, Failure> {
-        switch receive(within: timeout) {
-        case .success(let text) where text.hasPrefix("ok "):
-            return .success(String(text.dropFirst(3)))
-        case .success(let text):
-            return .failure(.refused(text.hasPrefix("error ") ? String(text.dropFirst(6)) : text))
-        case .failure(let failure):
-            stop()
-            return .failure(failure)
-        }
+    /// The worker's answer to the request just sent; a worker that does not answer in time is stopped.
+    private func receiveAnswer() -> Result<String, Failure> {
+        let received = receive(within: timeout)
+        if case .failure = received { stop() }
+        return received
     }
 
     /// Ends the worker (closing its channel, then SIGKILL) and reaps it.

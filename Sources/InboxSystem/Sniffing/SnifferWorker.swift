@@ -1,4 +1,5 @@
 import Glibc
+import InboxCore
 
 /// The content sniffer's side of the channel: `inboxd --content-sniffer`, started by the agent (SnifferProcess).
 ///
@@ -6,17 +7,23 @@ import Glibc
 /// the agent is root), loads the magic database, then takes every filesystem right from itself with Landlock:
 /// from then on it can read nothing and write nothing, only answer on its channel (fd 0, a SOCK_SEQPACKET socket).
 ///
-/// Messages: the worker first says `ready <libmagic version>` or `error <reason>`; then each request is the byte
-/// `S` followed by up to `ContentSniffer.byteLimit` bytes of a file, and each answer is `ok <MIME type>` or
-/// `error <reason>`. A request for more bytes than one message holds (up to `ContentSniffer.extendedByteLimit`)
-/// sends its first parts as `A` messages, which get no answer, and its last as the `S`. The agent closing the
-/// channel ends the worker.
+/// Before it sandboxes itself it also reads shared-mime-info's `magic` files from the MIME directories named on
+/// its command line (`--content-sniffer [directory ...]`, most important first), which it asks before libmagic.
+///
+/// Messages: the worker first says `ready <extent> <sections> <skipped> <libmagic version>` (`extent`: how many
+/// bytes the rules can look at) or `error <reason>`; then each request is a tag byte followed by up to
+/// `ContentSniffer.byteLimit` bytes of a file. `S` asks for the content's type: the answer is `ok <path> <MIME
+/// type>` (`path` a SniffPath: rules, libmagic or both) or `error <reason>`. `Q` asks the rules alone: `ok rules
+/// <MIME type>`, or `more` when they are not the last word (the agent then sends up to `byteLimit` bytes as `S`).
+/// A request for more bytes than one message holds (up to `ContentSniffer.extendedByteLimit`) sends its first
+/// parts as `A` messages, which get no answer, and its last as the `S`. The agent closing the channel ends the
+/// worker.
 public enum SnifferWorker {
     /// The hidden command-line argument that runs the worker instead of the agent.
     public static let argument = "--content-sniffer"
 
     /// Serves requests until the channel closes; returns the exit status.
-    public static func run() -> Int32 {
+    public static func run(mimeDirectories: [String] = []) -> Int32 {
         let channel: CInt = 0
         let sniffer: ContentSniffer
         do {
@@ -25,6 +32,7 @@ public enum SnifferWorker {
             answer(channel, "error \(error)")
             return 1
         }
+        sniffer.rules = MIMEDatabaseLoader.loadMagic(directories: mimeDirectories).rules
         let abi = LandlockRuleset.abi()
         if abi > 0 {
             do {
@@ -34,7 +42,8 @@ public enum SnifferWorker {
                 return 1
             }
         }
-        answer(channel, "ready \(sniffer.version)")
+        let rules = sniffer.rules
+        answer(channel, "ready \(rules.extent) \(rules.sections.count) \(rules.skippedSections) \(sniffer.version)")
         var request = [UInt8](repeating: 0, count: ContentSniffer.byteLimit + 1)
         // The first parts of a long request; bounded, and dropped with an error past the bound.
         var pending: [UInt8] = []
@@ -53,25 +62,31 @@ public enum SnifferWorker {
                 continue
             case UInt8(ascii: "S"):
                 break
+            case UInt8(ascii: "Q"):
+                pending = []
+                overlong = false
+                let decided = request.withUnsafeBytes { sniffer.sniffByRules(UnsafeRawBufferPointer(rebasing: $0[1..<count])) }
+                answer(channel, decided.map { "ok rules \($0)" } ?? "more")
+                continue
             default:
                 pending = []
                 overlong = false
                 answer(channel, "error malformed request")
                 continue
             }
-            let result: Result<String, SniffError>
+            let result: Result<(String, SniffPath), SniffError>
             if overlong || pending.count + count - 1 > ContentSniffer.extendedByteLimit {
                 result = .failure(SniffError("request longer than \(ContentSniffer.extendedByteLimit) bytes"))
             } else if pending.isEmpty {
-                result = sniffer.sniff(request[1..<count])
+                result = request.withUnsafeBytes { sniffer.sniff(UnsafeRawBufferPointer(rebasing: $0[1..<count])) }
             } else {
                 pending += request[1..<count]
-                result = sniffer.sniff(pending)
+                result = pending.withUnsafeBytes { sniffer.sniff($0) }
             }
             pending = []
             overlong = false
             switch result {
-            case .success(let mimeType): answer(channel, "ok \(mimeType)")
+            case .success(let (mimeType, path)): answer(channel, "ok \(path.rawValue) \(mimeType)")
             case .failure(let error): answer(channel, "error \(error)")
             }
         }

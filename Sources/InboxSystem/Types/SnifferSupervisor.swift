@@ -16,16 +16,20 @@ public final class SnifferSupervisor: ContentSniffing {
     /// No sniffer could be started again.
     public var lost: () -> Void = {}
     public private(set) var current: SnifferProcess?
+    private let mimeDirectories: [String]
+    /// Files sniffed and the time it took, by which check answered (for the status file).
+    public private(set) var costs = SniffCosts()
 
-    public init(logger: Logger, isRoot: Bool) {
+    public init(logger: Logger, isRoot: Bool, mimeDirectories: [String] = []) {
         self.logger = logger
         identity = isRoot ? DynamicIdentity.sniffer : nil
+        self.mimeDirectories = mimeDirectories
     }
 
     /// Starts the first sniffer; the error is why it could not start.
     @discardableResult
     public func start() throws(SniffError) -> SnifferProcess {
-        let sniffer = try Self.start(identity: identity)
+        let sniffer = try Self.start(identity: identity, mimeDirectories: mimeDirectories)
         current = sniffer
         return sniffer
     }
@@ -36,8 +40,11 @@ public final class SnifferSupervisor: ContentSniffing {
     public func startReporting() -> Bool {
         do throws(SniffError) {
             let process = try start()
-            logger.log(.info, "Content sniffing with libmagic \(process.version) in a sandboxed child (pid "
-                       + "\(process.process.pid)), first \(ContentSniffer.byteLimit) bytes")
+            let rules = process.ruleSections == 0 ? "no shared-mime-info magic rules"
+                : "\(process.ruleSections) shared-mime-info magic rules (first \(process.rulesExtent) bytes)"
+                    + (process.skippedRuleSections > 0 ? ", \(process.skippedRuleSections) unreadable section(s) skipped" : "")
+            logger.log(.info, "Content sniffing with \(rules), then libmagic \(process.version) (first "
+                       + "\(ContentSniffer.byteLimit) bytes), in a sandboxed child (pid \(process.process.pid))")
             return true
         } catch {
             logger.fatal("Cannot start the content sniffer: \(error); \(advice(for: error))")
@@ -77,14 +84,21 @@ public final class SnifferSupervisor: ContentSniffing {
         return nil
     }
 
+    /// The sniffer as the status file shows it; nil when none runs.
+    public var status: AgentStatus.Sniffer? {
+        current.map { .init(pid: $0.process.pid, libmagic: $0.version, ruleSections: $0.ruleSections,
+                            rulesExtent: $0.rulesExtent, costs: costs) }
+    }
+
     /// The running sniffer's pid: the agent's own child, never a handler's leftover.
     public var pid: Int32? { current?.process.pid }
 
-    private static func start(identity: Identity?) throws(SniffError) -> SnifferProcess {
-        try SnifferProcess(executable: (CurrentProcess.executablePath ?? "/proc/self/exe"), identity: identity, landlockABI: LandlockRuleset.abi())
+    private static func start(identity: Identity?, mimeDirectories: [String]) throws(SniffError) -> SnifferProcess {
+        try SnifferProcess(executable: (CurrentProcess.executablePath ?? "/proc/self/exe"), identity: identity,
+                           landlockABI: LandlockRuleset.abi(), mimeDirectories: mimeDirectories)
     }
 
-    public func sniffContent(_ file: FileDescriptor, classifyingText: Bool) -> Result<String, SnifferProcess.Failure> {
+    public func sniffContent(_ file: FileDescriptor, classifyingText: Bool) -> Result<Sniffed, SnifferProcess.Failure> {
         guard var sniffer = current else { return .failure(.refused("no content sniffer")) }
         if !sniffer.isAlive {
             logger.log(.warning, "The content sniffer (pid \(sniffer.process.pid)) exited; starting another")
@@ -92,6 +106,7 @@ public final class SnifferSupervisor: ContentSniffing {
             sniffer = replacement
         }
         let result = sniffer.sniff(file, classifyingText: classifyingText)
+        if case .success(let sniffed) = result { costs.add(sniffed) }
         if case .failure(.crashed) = result { restart() }
         if case .failure(.timedOut) = result { restart() }
         return result
@@ -102,7 +117,7 @@ public final class SnifferSupervisor: ContentSniffing {
     private func restart() -> SnifferProcess? {
         current?.stop()
         do throws(SniffError) {
-            current = try Self.start(identity: identity)
+            current = try Self.start(identity: identity, mimeDirectories: mimeDirectories)
             return current
         } catch {
             current = nil

@@ -3,19 +3,20 @@ import InboxCore
 /// What reads a file's first bytes and says what its content is: the agent's sandboxed sniffer child, or libmagic in
 /// process for inboxctl (as file(1) does).
 public protocol ContentSniffing: AnyObject {
-    /// libmagic's MIME type for the file's first bytes; with `classifyingText: false` plain text may be answered
-    /// `text/plain` without asking libmagic. A `.crashed` or `.timedOut` failure blames the file.
-    func sniffContent(_ file: FileDescriptor, classifyingText: Bool) -> Result<String, SnifferProcess.Failure>
+    /// The MIME type of the file's first bytes (shared-mime-info's rules, then libmagic), which check said it and
+    /// what it cost; with `classifyingText: false` plain text may be answered `text/plain` without asking libmagic.
+    /// A `.crashed` or `.timedOut` failure blames the file.
+    func sniffContent(_ file: FileDescriptor, classifyingText: Bool) -> Result<Sniffed, SnifferProcess.Failure>
 }
 
 extension SnifferProcess: ContentSniffing {
-    public func sniffContent(_ file: FileDescriptor, classifyingText: Bool) -> Result<String, Failure> {
+    public func sniffContent(_ file: FileDescriptor, classifyingText: Bool) -> Result<Sniffed, Failure> {
         sniff(file, classifyingText: classifyingText)
     }
 }
 
 extension ContentSniffer: ContentSniffing {
-    public func sniffContent(_ file: FileDescriptor, classifyingText: Bool) -> Result<String, SnifferProcess.Failure> {
+    public func sniffContent(_ file: FileDescriptor, classifyingText: Bool) -> Result<Sniffed, SnifferProcess.Failure> {
         sniff(file, classifyingText: classifyingText).mapError { .refused($0.description) }
     }
 }
@@ -26,8 +27,10 @@ public final class TypeInspector {
     /// One inspection's findings.
     public struct Inspection: Sendable {
         public let resolved: ResolvedType
-        /// libmagic's MIME type for the content; nil when not sniffed.
+        /// The content's MIME type (shared-mime-info's rules, then libmagic); nil when not sniffed.
         public let sniffedMIMEType: String?
+        /// Which check answered and what it cost; nil when not sniffed.
+        public let sniffed: Sniffed?
         /// Why the content could not be sniffed (the claim then decides); nil when it was, or sniffing is off.
         public let sniffFailure: SnifferProcess.Failure?
     }
@@ -44,12 +47,12 @@ public final class TypeInspector {
     public func inspect(_ file: FileDescriptor, name: String, explicit: String?,
                         in database: TypeDatabase) -> Result<Inspection, SnifferProcess.Failure> {
         let claim = TypeResolver.claim(explicit: explicit, fileName: name, in: database)
-        var content: String?
+        var sniffed: Sniffed?
         var failure: SnifferProcess.Failure?
         if let sniffer {
             switch sniffer.sniffContent(file, classifyingText: claim.needsTextClassified) {
-            case .success(let mimeType):
-                content = mimeType
+            case .success(let answer):
+                sniffed = answer
             case .failure(let error):
                 switch error {
                 case .crashed, .timedOut: return .failure(error)
@@ -57,8 +60,10 @@ public final class TypeInspector {
                 }
             }
         }
-        return .success(Inspection(resolved: TypeResolver.decide(claim, content: content, in: database),
-                                   sniffedMIMEType: content, sniffFailure: failure))
+        let content = sniffed?.mimeType
+        return .success(Inspection(resolved: TypeResolver.decide(claim, content: content, contentByRules: sniffed?.path == .rules,
+                                                                         in: database),
+                                   sniffedMIMEType: content, sniffed: sniffed, sniffFailure: failure))
     }
 
     /// "its name says public.png but the content is public.plain-text": the mismatch as the journal and inboxctl say it.
