@@ -5,7 +5,7 @@ Run through bench/run, which builds everything first. Every scenario runs the sa
 every subject (bench/stamp.c, or bench/resident-stamp.c for a resident handler), in alternating
 rounds so that drift in the machine's load falls on all alike:
 
-  latency     arrival (rename into the Inbox) -> handler start, p50/p90/p95: a plain posix_spawn of
+  latency     arrival (rename into the Inbox) -> handler start, p50/p90/p95/p99: a plain posix_spawn of
               the handler, inboxd, inboxd with a resident handler (-> the handler has the message),
               an inotifywait | while read loop, incrond
   throughput  a burst of --burst-count files: a two-worker posix_spawn loop, inboxd, inboxd resident,
@@ -16,14 +16,25 @@ rounds so that drift in the machine's load falls on all alike:
   resident    the resident subjects only (latency, throughput against posix_spawn and incrond,
               memory of the agent, its sniffer and its instances)
   batch       the %F subject only, against the two-worker loop
+  content     launched and resident bursts of each of --content-kinds side by side in the same rounds
+              (empty, 65 bytes of text named .txt, the same bytes with no extension, 2 KiB of random
+              bytes with no extension): what typing by content costs a delivery
   resolution  type resolution per file with many registrations (bench/resolution/main.swift)
+
+Every scenario but content and resolution runs once for each of --contents (default mix,empty): the
+realistic mix is the test corpus (Tests/Corpus/make-corpus, made once and kept while the script is
+unchanged), dropped in a fixed shuffled order; the targets are the first content's.
+
+Each inboxd figure keeps its ratio to the baseline round by round. --record writes them to
+bench/figures.json; every run compares with that file and warns of a scenario whose ratio is worse
+than the recorded one by more than the rounds' spread.
 
 The resident and batch subjects need an agent that knows Activation=resident and %F; one that does
 not is detected with a probe file and the subject is skipped with the reason.
 
 --compare LABEL=PATH (repeatable) runs another inboxd binary beside the main one, e.g. the build
-before a change: in the same alternating rounds for latency and throughput, once after the main one
-for burst and idle, with its ratio to the same peers and to the main inboxd.
+before a change: in the same alternating rounds for latency, throughput and content, once after the
+main one for burst and idle, with its ratio to the same peers and to the main inboxd.
 """
 import argparse
 import hashlib
@@ -1115,7 +1126,8 @@ def report(results):
         for step in r["steps"]:
             print("  %-36s median %7.1f us, p99 %7.1f us" % (step["step"], step["median_us"], step["p99_us"]))
     if results.get("targets"):
-        print("targets (docs/design.md), on %s files; ratios within one run:" % results.get("targets_content"))
+        print("targets (docs/design.md)%s; ratios within one run:"
+              % (", on %s files" % results["targets_content"] if results.get("targets_content") else ""))
         for t in results["targets"]:
             print("  %-7s %-66s %s" % ("met" if t["met"] else "MISSED", t["target"], t["text"]))
 
