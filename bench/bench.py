@@ -5,7 +5,7 @@ Run through bench/run, which builds everything first. Every scenario runs the sa
 every subject (bench/stamp.c, or bench/resident-stamp.c for a resident handler), in alternating
 rounds so that drift in the machine's load falls on all alike:
 
-  latency     arrival (rename into the Inbox) -> handler start, p50/p90/p95: a plain posix_spawn of
+  latency     arrival (rename into the Inbox) -> handler start, p50/p90/p95/p99: a plain posix_spawn of
               the handler, inboxd, inboxd with a resident handler (-> the handler has the message),
               an inotifywait | while read loop, incrond
   throughput  a burst of --burst-count files: a two-worker posix_spawn loop, inboxd, inboxd resident,
@@ -16,18 +16,31 @@ rounds so that drift in the machine's load falls on all alike:
   resident    the resident subjects only (latency, throughput against posix_spawn and incrond,
               memory of the agent, its sniffer and its instances)
   batch       the %F subject only, against the two-worker loop
+  content     launched and resident bursts of each of --content-kinds side by side in the same rounds
+              (empty, 65 bytes of text named .txt, the same bytes with no extension, 2 KiB of random
+              bytes with no extension): what typing by content costs a delivery
   resolution  type resolution per file with many registrations (bench/resolution/main.swift)
+
+Every scenario but content and resolution runs once for each of --contents (default mix,empty): the
+realistic mix is the test corpus (Tests/Corpus/make-corpus, made once and kept while the script is
+unchanged), dropped in a fixed shuffled order; the targets are the first content's.
+
+Each inboxd figure keeps its ratio to the baseline round by round. --record writes them to
+bench/figures.json; every run compares with that file and warns of a scenario whose ratio is worse
+than the recorded one by more than the rounds' spread.
 
 The resident and batch subjects need an agent that knows Activation=resident and %F; one that does
 not is detected with a probe file and the subject is skipped with the reason.
 
 --compare LABEL=PATH (repeatable) runs another inboxd binary beside the main one, e.g. the build
-before a change: in the same alternating rounds for latency and throughput, once after the main one
-for burst and idle, with its ratio to the same peers and to the main inboxd.
+before a change: in the same alternating rounds for latency, throughput and content, once after the
+main one for burst and idle, with its ratio to the same peers and to the main inboxd.
 """
 import argparse
+import hashlib
 import json
 import os
+import random
 import select
 import shutil
 import signal
@@ -38,7 +51,7 @@ import tempfile
 import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-SCENARIOS = ["latency", "throughput", "burst", "resident", "batch", "resolution"]
+SCENARIOS = ["latency", "throughput", "burst", "resident", "batch", "content", "resolution"]
 
 RUNNING = []  # what this run started and must stop if a benchmark fails half-way (agents and peers)
 
@@ -90,10 +103,76 @@ class Lines:
         os.close(self.fd)
 
 
-def stage(staging, count, prefix):
-    names = ["%s%d.txt" % (prefix, i) for i in range(count)]
-    for name in names:
-        os.close(os.open(os.path.join(staging, name), os.O_CREAT | os.O_WRONLY, 0o644))
+# ---- what is dropped ------------------------------------------------------------------------------------
+
+CONTENTS = ["mix", "empty", "text", "text-bare", "binary-bare"]
+CONTENT_TEXT = {
+    "mix": "the realistic mix (the test corpus: photos, PDFs, Office files, text, archives, fonts, unknown binary, "
+           "misnamed and bare files)",
+    "empty": "empty files named .txt",
+    "text": "65 bytes of text named .txt (typed by its name)",
+    "text-bare": "65 bytes of text without an extension (typed by its content)",
+    "binary-bare": "2 KiB of random bytes without an extension (typed by its content)",
+}
+MIX_SIZE_LIMIT = 256 * 1024  # corpus files above it (a font) are left out of the mix: 50,000 files stay small
+
+
+class Files:
+    """The files a burst drops, one kind of content: their names and bytes, file i of a burst the same in
+    every round and for every subject."""
+
+    def __init__(self, kind, corpus=None):
+        self.kind = kind
+        self.corpus = corpus or []  # (name, bytes) for the mix, in a fixed shuffled order
+
+    def name(self, prefix, i):
+        if self.kind == "mix":
+            return "%s%d-%s" % (prefix, i, self.corpus[i % len(self.corpus)][0])
+        return "%s%d%s" % (prefix, i, ".txt" if self.kind in ("empty", "text") else "")
+
+    def data(self, i):
+        if self.kind == "empty":
+            return b""
+        if self.kind in ("text", "text-bare"):
+            return ("inboxd benchmark file %08d: one line of plain text, no more.\n" % i)[:64].encode() + b"\n"
+        if self.kind == "binary-bare":
+            return random.Random(i).randbytes(2048)
+        return self.corpus[i % len(self.corpus)][1]
+
+
+def load_mix(corpus_script, cache_root="/var/tmp"):
+    """The mix corpus: made once by the test corpus's script (Tests/Corpus/make-corpus) into a directory named
+    after the script's digest, and reused while the script is unchanged; then every file under MIX_SIZE_LIMIT,
+    in a shuffled order fixed by a seed, names made safe for a shell line (incrond's)."""
+    with open(corpus_script, "rb") as f:
+        digest = hashlib.sha256(f.read()).hexdigest()[:16]
+    directory = os.path.join(cache_root, "inboxd-bench-mix-" + digest)
+    if not os.path.exists(os.path.join(directory, "expected.tsv")):
+        partial = directory + ".partial"
+        shutil.rmtree(partial, ignore_errors=True)
+        print("mix: making the corpus with %s into %s" % (corpus_script, directory), file=sys.stderr)
+        subprocess.run([corpus_script, partial], check=True, stdout=subprocess.DEVNULL)
+        os.rename(partial, directory)
+    files = []
+    for name in sorted(os.listdir(directory)):
+        path = os.path.join(directory, name)
+        if name == "expected.tsv" or not os.path.isfile(path) or os.path.getsize(path) > MIX_SIZE_LIMIT:
+            continue
+        with open(path, "rb") as f:
+            files.append(("".join(c if c.isalnum() or c in "._-" else "_" for c in name), f.read()))
+    random.Random(20261201).shuffle(files)
+    return directory, files
+
+
+def stage(staging, count, prefix, files=None):
+    files = files or Files("empty")
+    names = [files.name(prefix, i) for i in range(count)]
+    for i, name in enumerate(names):
+        fd = os.open(os.path.join(staging, name), os.O_CREAT | os.O_WRONLY, 0o644)
+        data = files.data(i)
+        if data:
+            os.write(fd, data)
+        os.close(fd)
     return names
 
 
@@ -114,7 +193,7 @@ class Agent:
         with open(os.path.join(handlers, "bench.handler"), "w") as f:
             # The handler writes its stamps beside the agent's directories: allowed by its sandbox.
             f.write("[Handler]\nIdentifier=bench.handler\nExec=%s\n%sReadWritePaths=%s\n"
-                    "[DocumentType]\nContentTypes=public.plain-text\nRank=Owner\n"
+                    "[DocumentType]\nContentTypes=public.data\nRank=Owner\n"
                     % (exec_line, "".join(key + "\n" for key in keys), os.path.dirname(workdir)))
         self.container_inbox = os.path.join(self.state, "containers", "bench.handler", "Inbox")
         self.stderr_path = os.path.join(workdir, "agent.stderr")
@@ -137,8 +216,8 @@ class Agent:
     def pid(self):
         return self.process.pid
 
-    def stage(self, count, prefix="f"):
-        return stage(self.staging, count, prefix)
+    def stage(self, count, prefix="f", files=None):
+        return stage(self.staging, count, prefix, files)
 
     def drop(self, name):
         os.rename(os.path.join(self.staging, name), os.path.join(self.inbox, name))
@@ -289,8 +368,9 @@ class InboxdSubject:
     kind = "inboxd"
     retry_probe = False
 
-    def __init__(self, label, binary, mode, tools, args):
+    def __init__(self, label, binary, mode, tools, args, files=None):
         self.label, self.binary, self.mode, self.tools, self.args = label, binary, mode, tools, args
+        self.files = files  # what this subject's bursts drop when it is not the scenario's (the content scenario)
         self.agent = None
 
     def start(self, workdir, log):
@@ -304,8 +384,8 @@ class InboxdSubject:
             exec_line, keys = self.tools["stamp"] + " --batch %F", ["BatchSize=%d" % self.args.batch_size]
         self.agent = Agent(self.binary, workdir, exec_line, keys + ["Environment=STAMP_LOG=" + log])
 
-    def stage(self, count, prefix):
-        return self.agent.stage(count, prefix)
+    def stage(self, count, prefix, files=None):
+        return self.agent.stage(count, prefix, files)
 
     def drop(self, name):
         self.agent.drop(name)
@@ -371,8 +451,8 @@ class LoopSubject:
                 raise SystemExit("inotifywait did not start")
             time.sleep(0.01)
 
-    def stage(self, count, prefix):
-        return stage(self.staging, count, prefix)
+    def stage(self, count, prefix, files=None):
+        return stage(self.staging, count, prefix, files)
 
     def drop(self, name):
         os.rename(os.path.join(self.staging, name), os.path.join(self.inbox, name))
@@ -541,11 +621,11 @@ def subjects_for(args, tools, scenario):
 def fresh(subject, tools, args):
     """A new subject like this one (a peer is an object per run)."""
     if isinstance(subject, InboxdSubject):
-        return InboxdSubject(subject.label, subject.binary, subject.mode, tools, args)
+        return InboxdSubject(subject.label, subject.binary, subject.mode, tools, args, subject.files)
     return type(subject)(tools)
 
 
-def bench_latency(args, tools, subjects, name="latency"):
+def bench_latency(args, tools, subjects, name="latency", files=None):
     """Single arrivals, one at a time: rounds of the baseline and of every subject in turn; each
     subject runs all the time on directories of its own, and only one has work at a time."""
     lines = Lines(os.path.join(args.workdir, name + ".fifo"), fifo=True)
@@ -565,16 +645,20 @@ def bench_latency(args, tools, subjects, name="latency"):
         return {"count": 0, "rounds": 0, "subjects": {}, "skipped": skipped}
     names = {}
     for subject in active:
-        names[subject.label] = subject.stage(args.latency_count, "l")
+        names[subject.label] = subject.stage(args.latency_count, "l", files)
     rounds = max(1, args.rounds)
     per_round = max(1, args.latency_count // rounds)
     base, samples = [], {subject.label: [] for subject in active}
+    base_rounds, round_medians = [], {subject.label: [] for subject in active}
     for r in range(rounds):
         baseline = subprocess.run([tools["baseline"], "latency", str(per_round), tools["stamp"]],
                                   env=env, capture_output=True, text=True, check=True)
-        base += [int(x) / 1000 for x in baseline.stdout.split()]
+        this_round = [int(x) / 1000 for x in baseline.stdout.split()]
+        base += this_round
+        base_rounds.append(statistics.median(this_round))
         for subject in turn(active, r) if active else []:
             ours = samples[subject.label]
+            first = len(ours)
             for file in names[subject.label][r * per_round:(r + 1) * per_round]:
                 subject.ready_for_next()
                 t0 = time.monotonic_ns()
@@ -586,6 +670,7 @@ def bench_latency(args, tools, subjects, name="latency"):
                     if fields[0] == file:
                         break  # anything else is a late line of an earlier probe
                 ours.append((int(fields[1]) - t0) / 1000)
+            round_medians[subject.label].append(statistics.median(ours[first:]) / base_rounds[-1])
             subject.ready_for_next()
             time.sleep(0.05)
             drain(lines)
@@ -594,7 +679,8 @@ def bench_latency(args, tools, subjects, name="latency"):
     lines.close()
     figures = {"posix_spawn": dict(summary(base), kind="baseline")}
     for subject in active:
-        figures[subject.label] = dict(summary(samples[subject.label]), kind=subject.kind)
+        figures[subject.label] = dict(summary(samples[subject.label]), kind=subject.kind,
+                                      rounds_to_posix_spawn=[round(x, 3) for x in round_medians[subject.label]])
     base_median = figures["posix_spawn"]["median_us"]
     for label, figure in figures.items():
         figure["to_posix_spawn"] = round(figure["median_us"] / base_median, 2)
@@ -612,23 +698,37 @@ def bench_latency(args, tools, subjects, name="latency"):
 
 def summary(samples):
     return {"median_us": round(statistics.median(samples)), "p90_us": round(percentile(samples, 0.9)),
-            "p95_us": round(percentile(samples, 0.95)), "samples": len(samples)}
+            "p95_us": round(percentile(samples, 0.95)), "p99_us": round(percentile(samples, 0.99)),
+            "samples": len(samples)}
 
 
-def burst_once(subject, args, workdir, count, prefix, log_name):
+def sniffer_pid(agent_pid):
+    """The agent's content sniffer child, or None."""
+    for pid in descendants(agent_pid):
+        try:
+            with open("/proc/%d/cmdline" % pid, "rb") as f:
+                if b"--content-sniffer" in f.read().split(b"\0"):
+                    return pid
+        except OSError:
+            pass
+    return None
+
+
+def burst_once(subject, args, workdir, count, prefix, log_name, files=None):
     """One burst of count files through a fresh start of subject: figures, and the subject still running
     (the caller stops it) so that its memory can be read."""
     lines = Lines(os.path.join(workdir, log_name), fifo=False)
     subject.start(os.path.join(workdir, subject.label.replace(" ", "-").replace("%", "")), lines.path)
     probe(subject, lines)
-    names = subject.stage(count, prefix)
+    names = subject.stage(count, prefix, getattr(subject, "files", None) or files)
     agent_pid = subject.agent.pid if isinstance(subject, InboxdSubject) else None
-    cpu_before = cpu_seconds(agent_pid), cpu_seconds(journald_pid())
+    sniffer = sniffer_pid(agent_pid) if agent_pid else None
+    cpu_before = cpu_seconds(agent_pid), cpu_seconds(journald_pid()), cpu_seconds(sniffer)
     t0 = time.monotonic()
     for name in names:
         subject.drop(name)
     t1 = subject.finish(lines, names, prefix, args.settle)
-    cpu_after = cpu_seconds(agent_pid), cpu_seconds(journald_pid())
+    cpu_after = cpu_seconds(agent_pid), cpu_seconds(journald_pid()), cpu_seconds(sniffer)
     stamped = [fields for fields in lines.all() if fields[0].startswith(prefix) or fields[0].startswith("!")]
     handled = [fields[0] for fields in stamped if fields[0].startswith(prefix)]
     unique = set(handled) & set(names)
@@ -643,7 +743,8 @@ def burst_once(subject, args, workdir, count, prefix, log_name):
         figure.update(subject.agent.leftovers())
         # Where the time goes: the agent's own CPU per file, and the journald's (shared with whatever
         # else logs meanwhile, so an upper bound).
-        for what, before, after in zip(("agent", "journald"), cpu_before, cpu_after):
+        # The sniffer's is its child's (a child replaced meanwhile is not counted).
+        for what, before, after in zip(("agent", "journald", "sniffer"), cpu_before, cpu_after):
             if before is not None and after is not None:
                 figure[what + "_cpu_us_per_file"] = round((after - before) * 1e6 / count)
         if subject.mode != "launch":
@@ -654,7 +755,7 @@ def burst_once(subject, args, workdir, count, prefix, log_name):
     return figure
 
 
-def bench_throughput(args, tools, subjects, count, name="throughput"):
+def bench_throughput(args, tools, subjects, count, name="throughput", files=None):
     """Rounds of the two-worker posix_spawn loop and of every subject in turn, each subject started
     afresh for each burst; the median rate of each."""
     base = []
@@ -674,7 +775,8 @@ def bench_throughput(args, tools, subjects, count, name="throughput"):
             workdir = os.path.join(args.workdir, "%s%d" % (name, r))
             os.makedirs(workdir, exist_ok=True)
             try:
-                figure = burst_once(run, args, workdir, count, "f", "%s.log" % subject.label.replace(" ", "-").replace("%", ""))
+                figure = burst_once(run, args, workdir, count, "f", "%s.log" % subject.label.replace(" ", "-").replace("%", ""),
+                                    files)
             except Unsupported as why:
                 skipped[subject.label] = str(why)
                 print("  %s: skipped: %s" % (subject.label, why), file=sys.stderr)
@@ -685,6 +787,7 @@ def bench_throughput(args, tools, subjects, count, name="throughput"):
                 time.sleep(args.memory_settle)  # the agent trims its heap once idle
                 memory_rows[subject.label] = memory(run.agent.pid, tools)
             run.stop()
+            figure["to_posix_spawn_this_round"] = figure["per_s"] / base[-1]
             runs[subject.label].append(figure)
     if not base:
         return {"count": count, "rounds": 0, "subjects": {}, "skipped": skipped}
@@ -695,7 +798,13 @@ def bench_throughput(args, tools, subjects, count, name="throughput"):
             continue
         middle = sorted(ours, key=lambda f: f["per_s"])[len(ours) // 2]
         figure = dict(middle, per_s=statistics.median(f["per_s"] for f in ours), kind=subject.kind,
-                      lost_per_round=[f["lost"] for f in ours])
+                      lost_per_round=[f["lost"] for f in ours],
+                      rounds_to_posix_spawn=[round(f["to_posix_spawn_this_round"], 3) for f in ours])
+        figure.pop("to_posix_spawn_this_round", None)
+        for what in ("agent", "journald", "sniffer"):
+            values = [f[what + "_cpu_us_per_file"] for f in ours if what + "_cpu_us_per_file" in f]
+            if values:
+                figure[what + "_cpu_us_per_file_range"] = [min(values), max(values)]
         figures[subject.label] = figure
     base_rate = figures["posix_spawn 2 workers"]["per_s"]
     for label, figure in figures.items():
@@ -715,11 +824,33 @@ def bench_throughput(args, tools, subjects, count, name="throughput"):
     return result
 
 
-def bench_big_burst(args, tools, subject, name):
+def bench_content(args, tools):
+    """Launched (and resident) bursts of files typed by their name and by their content, side by side in the same
+    rounds: each kind of --content-kinds for each inboxd binary (resident: the main one), against the two-worker
+    loop. The case that shows what content typing costs a delivery."""
+    subjects = []
+    for mode in args.content_modes:
+        binaries = args.binaries if mode == "launch" else args.binaries[:1]
+        for label, binary in binaries:
+            for kind in args.content_kinds:
+                name = "%s%s %s" % (label, "" if mode == "launch" else " resident", kind)
+                subjects.append(InboxdSubject(name, binary, mode, tools, args, Files(kind)))
+    result = bench_throughput(args, tools, subjects, args.content_count, "content")
+    figures = result["subjects"]
+    for label, _ in args.binaries[1:]:
+        for kind in args.content_kinds:
+            ours, main = figures.get("%s %s" % (label, kind)), figures.get("inboxd %s" % kind)
+            if ours and main and main["per_s"]:
+                ours["to_main"] = round(ours["per_s"] / main["per_s"], 2)
+    result["kinds"] = {kind: CONTENT_TEXT[kind] for kind in args.content_kinds}
+    return result
+
+
+def bench_big_burst(args, tools, subject, name, files=None):
     """One burst far past the inotify queue; for inboxd also its idle wake-ups and memory afterwards."""
     workdir = os.path.join(args.workdir, name)
     os.makedirs(workdir)
-    figure = burst_once(subject, args, workdir, args.big_count, "b", "burst.log")
+    figure = burst_once(subject, args, workdir, args.big_count, "b", "burst.log", files)
     if not isinstance(subject, InboxdSubject):
         subject.stop()
         return figure, None
@@ -738,7 +869,7 @@ def bench_big_burst(args, tools, subject, name):
     return figure, idle
 
 
-def bench_big_bursts(args, tools):
+def bench_big_bursts(args, tools, files=None, tag=""):
     """The 50,000-file burst of each inboxd binary, then of each peer: one run each, one after the other
     (a run takes a minute), so the ratios are of single runs."""
     subjects = [InboxdSubject(label, binary, "launch", tools, args) for label, binary in args.binaries]
@@ -747,7 +878,7 @@ def bench_big_bursts(args, tools):
     figures, idles = {}, {}
     for i, subject in enumerate(subjects):
         print("  %s..." % subject.label, file=sys.stderr)
-        figure, idle = bench_big_burst(args, tools, subject, "burst%d" % i)
+        figure, idle = bench_big_burst(args, tools, subject, "burst%s%d" % (tag, i), files)
         figure["kind"] = subject.kind
         figures[subject.label] = figure
         if idle:
@@ -771,32 +902,56 @@ def bench_resolution(args):
 
 # ---- targets and the report ----------------------------------------------------------------------------
 
-def targets(results):
-    """Each target of docs/design.md that this run measured: what, the figure, the bound, met or not."""
+def targets(results, empty=None, content=None):
+    """Each target of docs/design.md that this run measured, on the first of --contents (the mix by default): what,
+    the figure, the bound, met or not. empty: the empty files' results, for the mix's resident burst against
+    theirs."""
     found = []
 
-    def ratio(what, value, bound, at_most):
+    def ratio(what, value, bound, at_most, extra=""):
         if value is not None:
             found.append({"target": what, "value": value, "bound": bound,
                           "met": value <= bound if at_most else value >= bound,
-                          "text": "%.2fx (target %s %.1fx)" % (value, "<=" if at_most else ">=", bound)})
+                          "text": "%.2fx (target %s %.1fx)%s" % (value, "<=" if at_most else ">=", bound, extra)})
+
+    def p99(f, base):
+        return "; p99 %d us against %d us" % (f["p99_us"], base["p99_us"]) if "p99_us" in f and "p99_us" in base else ""
 
     for key in ("latency", "resident_latency"):
         subjects = results.get(key, {}).get("subjects", {})
+        base = subjects.get("posix_spawn", {})
         if "inboxd" in subjects:
-            ratio("arrival -> handler start, median, inboxd / posix_spawn", subjects["inboxd"]["to_posix_spawn"], 1.5, True)
+            ratio("arrival -> handler start, median, inboxd / posix_spawn", subjects["inboxd"]["to_posix_spawn"], 1.5, True,
+                  p99(subjects["inboxd"], base))
         if "inboxd resident" in subjects:
             ratio("arrival -> message received, median, inboxd resident / posix_spawn",
-                  subjects["inboxd resident"]["to_posix_spawn"], 0.5, True)
+                  subjects["inboxd resident"]["to_posix_spawn"], 0.5, True, p99(subjects["inboxd resident"], base))
     for key in ("throughput", "resident_throughput", "batch"):
         subjects = results.get(key, {}).get("subjects", {})
         if "inboxd" in subjects:
             ratio("burst, inboxd / two-worker posix_spawn", subjects["inboxd"]["to_posix_spawn_2_workers"], 0.8, False)
         if "inboxd resident" in subjects:
-            ratio("burst, inboxd resident / two-worker posix_spawn", subjects["inboxd resident"]["to_posix_spawn_2_workers"], 3.0, False)
-            ratio("burst, inboxd resident / incrond", subjects["inboxd resident"].get("to_incrond"), 8.0, False)
+            resident = subjects["inboxd resident"]
+            ratio("burst, inboxd resident / two-worker posix_spawn", resident["to_posix_spawn_2_workers"], 3.0, False)
+            ratio("burst, inboxd resident / incrond", resident.get("to_incrond"), 8.0, False)
+            if "agent_cpu_us_per_file" in resident:
+                span = resident.get("agent_cpu_us_per_file_range", [resident["agent_cpu_us_per_file"]] * 2)
+                found.append({"target": "agent CPU per resident delivery <= 100 us", "value": resident["agent_cpu_us_per_file"],
+                              "met": resident["agent_cpu_us_per_file"] <= 100,
+                              "text": "%d us (rounds %d-%d; journald %s us, sniffer %s us)"
+                                      % (resident["agent_cpu_us_per_file"], span[0], span[1],
+                                         resident.get("journald_cpu_us_per_file", "?"), resident.get("sniffer_cpu_us_per_file", "?"))})
         if "inboxd %F" in subjects:
-            ratio("burst, inboxd %F batches / two-worker posix_spawn", subjects["inboxd %F"]["to_posix_spawn_2_workers"], 2.0, False)
+            ratio("burst, inboxd %F batches / two-worker posix_spawn", subjects["inboxd %F"]["to_posix_spawn_2_workers"], 2.5, False)
+    if empty is not None and empty is not results:
+        for key in ("throughput", "resident_throughput"):
+            ours = results.get(key, {}).get("subjects", {}).get("inboxd resident")
+            theirs = empty.get(key, {}).get("subjects", {}).get("inboxd resident")
+            if ours and theirs and theirs["to_posix_spawn_2_workers"]:
+                # Separate runs: each rate as a ratio to the two-worker loop of its own rounds, so that drift between them cancels.
+                ratio("resident burst, these files / empty files (each to its posix_spawn)",
+                      round(ours["to_posix_spawn_2_workers"] / theirs["to_posix_spawn_2_workers"], 2), 0.8, False,
+                      " (%d against %d files/s)" % (ours["per_s"], theirs["per_s"]))
     burst = results.get("burst", {}).get("subjects", {}).get("inboxd")
     if burst:
         found.append({"target": "%d-file burst: none lost, none handled twice" % burst["count"],
@@ -807,7 +962,74 @@ def targets(results):
         found.append({"target": "idle: no wake-ups", "met": idle["wakeups"] == 0, "text": "%d in %d s" % (idle["wakeups"], idle["seconds"])})
         found.append({"target": "idle: agent resident memory <= 12 MB", "met": kb(idle["rss_idle"]) <= 12 * 1024,
                       "text": "%.1f MB" % (kb(idle["rss_idle"]) / 1024)})
+    if content:
+        subjects = content.get("subjects", {})
+        for mode in ("inboxd", "inboxd resident"):
+            named, bare = subjects.get(mode + " text"), subjects.get(mode + " text-bare")
+            if named and bare and named["per_s"]:
+                # Not a target of the design: what typing by content costs beside typing by name, same bytes, same rounds.
+                found.append({"target": "%s: 65 bytes bare / named .txt (content typing's cost)" % mode,
+                              "value": round(bare["per_s"] / named["per_s"], 2), "met": bare["per_s"] / named["per_s"] >= 0.8,
+                              "text": "%.2fx (%d against %d files/s; sniffer %s us per file; target >= 0.8x)"
+                                      % (bare["per_s"] / named["per_s"], bare["per_s"], named["per_s"],
+                                         bare.get("sniffer_cpu_us_per_file", "?"))})
     return found
+
+
+# ---- recorded figures and the regression warning ---------------------------------------------------------
+
+def ratios_by_round(results):
+    """Every inboxd subject's ratios to its baseline, round by round: {key: (rounds, 'higher'|'lower', text)}.
+    Ratios to the baseline of the same rounds, not rates: they carry over from one run to another far better,
+    since the baseline slows down with the machine."""
+    found = {}
+    scenarios = [("%s/%s" % (content, key), r) for content, by in results.get("contents", {}).items() for key, r in by.items()
+                 if isinstance(r, dict) and "subjects" in r]
+    if results.get("content"):
+        scenarios.append(("content", results["content"]))
+    for where, r in scenarios:
+        for label, f in r["subjects"].items():
+            if label.startswith("inboxd") and f.get("rounds_to_posix_spawn"):
+                better = "lower" if "median_us" in f else "higher"
+                found["%s/%s" % (where, label)] = (f["rounds_to_posix_spawn"], better)
+    return found
+
+
+def load_recorded(path):
+    if not path or not os.path.exists(path):
+        return None
+    with open(path) as f:
+        return json.load(f)
+
+
+def regressions(results, recorded):
+    """A line for every scenario whose ratio to its baseline is worse than the recorded one by more than the rounds'
+    spread (the larger of this run's and the recorded run's: max - min over the rounds)."""
+    if not recorded:
+        return []
+    lines = []
+    for key, (rounds, better) in sorted(ratios_by_round(results).items()):
+        old = recorded.get("figures", {}).get(key)
+        if not old or not old.get("rounds"):
+            continue
+        now, then = statistics.median(rounds), statistics.median(old["rounds"])
+        spread = max(max(rounds) - min(rounds), max(old["rounds"]) - min(old["rounds"]))
+        worse = now > then + spread if better == "lower" else now < then - spread
+        if worse:
+            lines.append("%s is slower than recorded (%s, %s): %.2fx the baseline against %.2fx, beyond the rounds' spread of %.2f"
+                         % (key, recorded.get("date", "?"), recorded.get("commit", "?")[:12], now, then, spread))
+    return lines
+
+
+def record(results, path, args):
+    commit = subprocess.run(["git", "-C", ROOT, "rev-parse", "HEAD"], capture_output=True, text=True).stdout.strip()
+    figures = {key: {"rounds": rounds, "median": statistics.median(rounds), "better": better}
+               for key, (rounds, better) in sorted(ratios_by_round(results).items())}
+    with open(path, "w") as f:
+        json.dump({"date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), "commit": commit,
+                   "command": "bench/bench.py " + " ".join(sys.argv[1:]), "figures": figures,
+                   "targets": results.get("targets", [])}, f, indent=1)
+        f.write("\n")
 
 
 PEERS = ("inotifywait loop", "incrond")
@@ -831,7 +1053,11 @@ def print_latency(title, r):
             parts += ["%.2fx %s" % (f[key(p)], p) for p in PEERS if key(p) in f]
             if "to_main" in f:
                 parts.append("%.2fx inboxd's median" % f["to_main"])
-        print("  %-18s p50 %6d us  p90 %6d  p95 %6d  %s" % (label, f["median_us"], f["p90_us"], f["p95_us"], "; ".join(parts)))
+        spread = f.get("rounds_to_posix_spawn")
+        if spread and len(spread) > 1:
+            parts.append("rounds %.2f-%.2fx" % (min(spread), max(spread)))
+        print("  %-18s p50 %6d us  p90 %6d  p95 %6d  p99 %6d  %s"
+              % (label, f["median_us"], f["p90_us"], f["p95_us"], f["p99_us"], "; ".join(parts)))
     for label, why in r["skipped"].items():
         print("  %-18s skipped: %s" % (label, why))
 
@@ -850,6 +1076,9 @@ def print_bursts(title, r):
         parts = []
         if "to_posix_spawn_2_workers" in f:
             parts.append("%.2fx posix_spawn" % f["to_posix_spawn_2_workers"])
+            spread = f.get("rounds_to_posix_spawn")
+            if spread and len(spread) > 1:
+                parts.append("rounds %.2f-%.2fx" % (min(spread), max(spread)))
         parts += ["%.2fx %s" % (f[key(p)], p) for p in PEERS if key(p) in f]
         if f.get("to_main") is not None:
             parts.append("%.2fx inboxd's rate" % f["to_main"])
@@ -864,7 +1093,10 @@ def print_bursts(title, r):
         if f.get("launches"):
             losses += ", %d launches (%.1f files each)" % (f["launches"], f["handled"] / f["launches"])
         if "agent_cpu_us_per_file" in f:
-            losses += "; CPU per file: agent %d us, journald %s us" % (f["agent_cpu_us_per_file"], f.get("journald_cpu_us_per_file", "?"))
+            span = f.get("agent_cpu_us_per_file_range")
+            losses += "; CPU per file: agent %d us%s, sniffer %s us, journald %s us" % (
+                f["agent_cpu_us_per_file"], " (%d-%d)" % tuple(span) if span and span[0] != span[1] else "",
+                f.get("sniffer_cpu_us_per_file", "?"), f.get("journald_cpu_us_per_file", "?"))
         if "handler_problems" in f:
             losses += ", %d handler problems (first: %s)" % (f["handler_problems"], f["first_problem"])
         print("  %-22s %6d files/s  %s%s[%s, %.1f s]" % (label, f["per_s"], extra, "  " if extra else "", losses, f["seconds"]))
@@ -880,6 +1112,27 @@ def print_memory(title, rows):
 
 
 def report(results):
+    for content, by in results.get("contents", {}).items():
+        print("== %s: %s" % (content, results["content_text"][content]))
+        report_scenarios(by)
+    if "content" in results:
+        r = results["content"]
+        print("== content typing: %s" % "; ".join("%s: %s" % item for item in r["kinds"].items()))
+        print_bursts("bursts by kind of file", r)
+    if "resolution" in results:
+        r = results["resolution"]
+        print("type resolution, %d registrations (loaded in %d ms), %d files x %d resolutions:"
+              % (r["registrations"], r["load_ms"], r["files"], r["resolutions"]))
+        for step in r["steps"]:
+            print("  %-36s median %7.1f us, p99 %7.1f us" % (step["step"], step["median_us"], step["p99_us"]))
+    if results.get("targets"):
+        print("targets (docs/design.md)%s; ratios within one run:"
+              % (", on %s files" % results["targets_content"] if results.get("targets_content") else ""))
+        for t in results["targets"]:
+            print("  %-7s %-66s %s" % ("met" if t["met"] else "MISSED", t["target"], t["text"]))
+
+
+def report_scenarios(results):
     if "latency" in results:
         print_latency("arrival -> handler start (resident: -> the handler has the message)", results["latency"])
     if "resident_latency" in results:
@@ -895,16 +1148,6 @@ def report(results):
         print("idle %s, %d s after the burst: %d wake-ups; agent RSS %s right after the burst, %s idle"
               % (label, r["seconds"], r["wakeups"], r["rss_after_burst"], r["rss_idle"]))
         print_memory("memory of %s after the burst settled" % label, r["processes"])
-    if "resolution" in results:
-        r = results["resolution"]
-        print("type resolution, %d registrations (loaded in %d ms), %d files x %d resolutions:"
-              % (r["registrations"], r["load_ms"], r["files"], r["resolutions"]))
-        for step in r["steps"]:
-            print("  %-36s median %7.1f us, p99 %7.1f us" % (step["step"], step["median_us"], step["p99_us"]))
-    if results.get("targets"):
-        print("targets (docs/design.md):")
-        for t in results["targets"]:
-            print("  %-7s %-66s %s" % ("met" if t["met"] else "MISSED", t["target"], t["text"]))
 
 
 def main():
@@ -930,6 +1173,17 @@ def main():
     parser.add_argument("--only", help="scenarios to run, comma-separated: " + ", ".join(SCENARIOS))
     parser.add_argument("--compare", action="append", default=[], metavar="LABEL=PATH",
                         help="another inboxd binary to run beside the main one (repeatable); launched handlers only")
+    parser.add_argument("--contents", default="mix,empty",
+                        help="the files every scenario but content and resolution drops, comma-separated, each in runs of "
+                             "its own; the targets are the first's (default mix,empty): " + ", ".join(CONTENTS))
+    parser.add_argument("--content-kinds", default="empty,text,text-bare,binary-bare",
+                        help="the kinds of the content scenario, side by side in the same rounds")
+    parser.add_argument("--content-modes", default="launch,resident", help="launch, resident or both, for the content scenario")
+    parser.add_argument("--content-count", type=int, default=3000, help="files per burst of the content scenario")
+    parser.add_argument("--recorded", default=os.path.join(ROOT, "bench", "figures.json"),
+                        help="the last recorded figures, to warn of a scenario slower than they are by more than the spread")
+    parser.add_argument("--record", nargs="?", const=os.path.join(ROOT, "bench", "figures.json"),
+                        help="write this run's figures there (default bench/figures.json), for later runs to compare with")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
     only = SCENARIOS if not args.only else args.only.split(",")
@@ -951,46 +1205,95 @@ def main():
             print("incrond: skipped: it runs as root, in a mount namespace of its own", file=sys.stderr)
         else:
             args.incrond_ok = True
-    results = {}
+    args.content_kinds = parse_list(args.content_kinds, CONTENTS, "--content-kinds")
+    args.content_modes = parse_list(args.content_modes, ["launch", "resident"], "--content-modes")
+    contents = parse_list(args.contents, CONTENTS, "--contents")
+    if not set(only) & {"latency", "throughput", "resident", "batch", "burst"}:
+        contents = []  # only content and resolution, which choose their own files
+    mix = None
+    if "mix" in contents:
+        if not args.corpus_script:
+            raise SystemExit("--contents mix needs --corpus-script (Tests/Corpus/make-corpus)")
+        mix_dir, corpus = load_mix(args.corpus_script)
+        mix = Files("mix", corpus)
+        print("mix: %d files from %s, %d bare (no extension)"
+              % (len(corpus), mix_dir, sum(1 for name, _ in corpus if "." not in name)), file=sys.stderr)
+    results = {"contents": {}, "content_text": {c: CONTENT_TEXT[c] for c in contents}}
     with tempfile.TemporaryDirectory(prefix="inboxd-bench-", dir="/var/tmp") as workdir:
         try:
             args.workdir = workdir
             os.chmod(workdir, 0o755)  # handlers run under identities of their own: they reach their logs below it
-            if "latency" in only:
-                subjects = subjects_for(args, tools, "latency")
-                print("latency: %d single arrivals each: posix_spawn, %s..." % (args.latency_count, ", ".join(s.label for s in subjects)), file=sys.stderr)
-                results["latency"] = bench_latency(args, tools, subjects)
-            if "throughput" in only:
-                subjects = subjects_for(args, tools, "throughput")
-                print("throughput: bursts of %d files: two-worker posix_spawn, %s..." % (args.burst_count, ", ".join(s.label for s in subjects)), file=sys.stderr)
-                results["throughput"] = bench_throughput(args, tools, subjects, args.burst_count)
-            if "resident" in only:
-                print("resident: %d single arrivals, bursts of %d files..." % (args.latency_count, args.burst_count), file=sys.stderr)
-                results["resident_latency"] = bench_latency(args, tools, subjects_for(args, tools, "resident-latency"), "resident-latency")
-                if results["resident_latency"]["skipped"]:
-                    results["resident_throughput"] = {"count": args.burst_count, "rounds": 0, "subjects": {},
-                                                      "skipped": results["resident_latency"]["skipped"]}
-                else:
-                    results["resident_throughput"] = bench_throughput(args, tools, subjects_for(args, tools, "resident-throughput"),
-                                                                      args.burst_count, "resident-throughput")
-            if "batch" in only:
-                print("batch: bursts of %d files, BatchSize=%d..." % (args.burst_count, args.batch_size), file=sys.stderr)
-                results["batch"] = bench_throughput(args, tools, subjects_for(args, tools, "batch"), args.burst_count, "batch")
-            if "burst" in only:
-                print("burst: %d files at once, then %d s idle..." % (args.big_count, args.idle_seconds), file=sys.stderr)
-                results["burst"], results["idle"] = bench_big_bursts(args, tools)
+            for content in contents:
+                files = mix if content == "mix" else Files(content)
+                ours = results["contents"][content] = {}
+                run_scenarios(args, tools, only, content, files, ours)
+            if "content" in only:
+                print("content: bursts of %d files of each kind (%s), %s..."
+                      % (args.content_count, ", ".join(args.content_kinds), " and ".join(args.content_modes)), file=sys.stderr)
+                results["content"] = bench_content(args, tools)
             if "resolution" in only and args.resolution_bench:
                 print("resolution: %d registrations, the corpus..." % args.registrations, file=sys.stderr)
                 results["resolution"] = bench_resolution(args)
         finally:
             for started in list(RUNNING):
                 started.kill()
-    results["targets"] = targets(results)
+    main_content = contents[0] if contents else None
+    results["targets_content"] = main_content
+    results["targets"] = targets(results["contents"].get(main_content, {}), results["contents"].get("empty"),
+                                 results.get("content"))
+    recorded = load_recorded(args.recorded)
+    results["regressions"] = regressions(results, recorded)
+    if args.record:
+        record(results, args.record, args)
     if args.json:
         print(json.dumps(results, indent=2))
     else:
         report(results)
+        for line in results["regressions"]:
+            print("WARNING: " + line)
+        if args.record:
+            print("recorded these figures in %s" % args.record)
 
+
+def parse_list(value, allowed, option):
+    items = [item for item in value.split(",") if item] if value else []
+    for item in items:
+        if item not in allowed:
+            raise SystemExit("%s: %r is not one of %s" % (option, item, ", ".join(allowed)))
+    return items
+
+
+def run_scenarios(args, tools, only, content, files, results):
+    """Every scenario but resolution and content on one kind of files, into results."""
+    about = "%s files" % content
+    if "latency" in only:
+        subjects = subjects_for(args, tools, "latency")
+        print("latency, %s: %d single arrivals each: posix_spawn, %s..."
+              % (about, args.latency_count, ", ".join(s.label for s in subjects)), file=sys.stderr)
+        results["latency"] = bench_latency(args, tools, subjects, "latency-" + content, files)
+    if "throughput" in only:
+        subjects = subjects_for(args, tools, "throughput")
+        print("throughput, %s: bursts of %d files: two-worker posix_spawn, %s..."
+              % (about, args.burst_count, ", ".join(s.label for s in subjects)), file=sys.stderr)
+        results["throughput"] = bench_throughput(args, tools, subjects, args.burst_count, "throughput-" + content, files)
+    if "resident" in only:
+        print("resident, %s: %d single arrivals, bursts of %d files..." % (about, args.latency_count, args.burst_count),
+              file=sys.stderr)
+        results["resident_latency"] = bench_latency(args, tools, subjects_for(args, tools, "resident-latency"),
+                                                    "resident-latency-" + content, files)
+        if results["resident_latency"]["skipped"]:
+            results["resident_throughput"] = {"count": args.burst_count, "rounds": 0, "subjects": {},
+                                              "skipped": results["resident_latency"]["skipped"]}
+        else:
+            results["resident_throughput"] = bench_throughput(args, tools, subjects_for(args, tools, "resident-throughput"),
+                                                              args.burst_count, "resident-throughput-" + content, files)
+    if "batch" in only:
+        print("batch, %s: bursts of %d files, BatchSize=%d..." % (about, args.burst_count, args.batch_size), file=sys.stderr)
+        results["batch"] = bench_throughput(args, tools, subjects_for(args, tools, "batch"), args.burst_count,
+                                            "batch-" + content, files)
+    if "burst" in only:
+        print("burst, %s: %d files at once, then %d s idle..." % (about, args.big_count, args.idle_seconds), file=sys.stderr)
+        results["burst"], results["idle"] = bench_big_bursts(args, tools, files, content)
 
 if __name__ == "__main__":
     main()
