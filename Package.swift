@@ -22,7 +22,8 @@ let package = Package(
         .systemLibrary(name: "CMagic", pkgConfig: "libmagic", providers: [.apt(["libmagic-dev"])]),
         // What Swift cannot call: variadic syscall(), the child side of spawning.
         .target(name: "CShims"),
-        // The thin Linux layer.
+        // The Linux layer (Base/, Files/, Inotify/, EventLoop/, Journal/, Sniffing/, ...) and, in its own folders, the
+        // agent's middle built on it (Agent/, Intake/, Routing/, Dispatch/, Launchers/, ...): docs/design.md, Layers.
         .target(name: "InboxSystem", dependencies: ["InboxCore", "CSystemd", "CMagic", "CShims"]),
         // The Swift runtime is linked statically into both executables. The agent maps only the pages it uses,
         // which keeps its resident memory under the 12 MB of docs/design.md, Targets (about 12.0 MB dynamic,
