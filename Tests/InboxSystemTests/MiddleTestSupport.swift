@@ -91,8 +91,9 @@ final class MiddleWorld {
     func catalog() -> HandlerCatalog { HandlerCatalog.load(settings) }
 
     /// The agent's middle over these directories.
-    func middle(sniffer: ContentSniffing? = nil) throws -> Middle {
-        try Middle(world: self, sniffer: sniffer)
+    /// `threaded`: moves run on the move worker's thread, as in the agent (a routing then ends on the loop).
+    func middle(sniffer: ContentSniffing? = nil, threaded: Bool = false) throws -> Middle {
+        try Middle(world: self, sniffer: sniffer, threaded: threaded)
     }
 
     /// Writes a file (mode 0644), with `attributes` set on it, and closes it.
@@ -143,7 +144,7 @@ final class Middle {
     let recovery: Recovery
     private let world: MiddleWorld
 
-    init(world: MiddleWorld, sniffer: ContentSniffing?) throws {
+    init(world: MiddleWorld, sniffer: ContentSniffing?, threaded: Bool = false) throws {
         self.world = world
         loop = try EventLoop()
         logger = Logger(target: .stderr, threshold: .warning, standardError: .other)
@@ -151,7 +152,7 @@ final class Middle {
         quarantine = Quarantine(state: world.state, logger: logger)
         router = Router(loop: loop, logger: logger, state: world.state, quarantine: quarantine,
                         inspector: TypeInspector(sniffer: sniffer), reader: reader, dispatcher: handoff,
-                        catalog: world.catalog())
+                        catalog: world.catalog(), threaded: threaded)
         recovery = Recovery(state: world.state, reader: reader, router: router)
     }
 
@@ -183,8 +184,7 @@ final class Middle {
             Issue.record("\(displayName(name)) could not be opened")
             return
         }
-        defer { file.descriptor.close() }
-        router.route(reader.arrival(of: file, named: name, in: directory, origin: .dropped))
+        if !router.route(reader.arrival(of: file, named: name, in: directory, origin: .dropped)) { file.descriptor.close() }
     }
 
     /// Runs the event loop until `done` says so (checked after each callback that `check` is called from), or fails

@@ -62,7 +62,8 @@ public final class Agent {
                                                                 retryPolicy: settings.retryPolicy,
                                                                 defaultTimeout: settings.defaultTimeout))
         router = Router(loop: loop, logger: logger, state: state, quarantine: quarantine,
-                        inspector: TypeInspector(sniffer: sniffer), reader: reader, dispatcher: dispatcher, catalog: catalog)
+                        inspector: TypeInspector(sniffer: sniffer), reader: reader, dispatcher: dispatcher, catalog: catalog,
+                        threaded: true)
         recovery = Recovery(state: state, reader: reader, router: router)
         watcher = try IntakeWatcher(loop: loop, logger: logger, reader: reader, quarantine: quarantine,
                                     inboxes: settings.inboxes)
@@ -72,9 +73,8 @@ public final class Agent {
             dispatcher.ended = { quotas.release($0.id) }
         }
         status = StatusReporter(loop: loop, notifier: notifier, runtimeDirectory: settings.runtimeDirectory)
-        stop = StopSequence(loop: loop, logger: logger, dispatcher: dispatcher, launchers: launchers) { [state] in
-            state.containerOwners()
-        }
+        stop = StopSequence(loop: loop, logger: logger, dispatcher: dispatcher, launchers: launchers,
+                            moving: { [router] in router.movingCount }) { [state] in state.containerOwners() }
         wire()
     }
 
@@ -87,12 +87,17 @@ public final class Agent {
     /// Who tells whom: arrivals to the router, its deliveries to the dispatcher, room in the queue back to intake.
     private func wire() {
         watcher.arrived = { [unowned self] arrival in self.router.route(arrival) }
-        watcher.hasRoom = { [unowned self] in !self.dispatcher.isFull }
+        // The moves in flight count: each is a delivery the dispatcher will have.
+        watcher.hasRoom = { [unowned self] in !self.dispatcher.isFull(adding: self.router.movingCount) }
         watcher.batchDone = { [unowned self] in self.dispatcher.launchReady() }
         watcher.handlersChanged = { [unowned self] in self.scheduleReload() }
         watcher.inboxesChanged = { [unowned self] in self.status.updateSoon() }
         dispatcher.reroute = { [unowned self] delivery in self.recovery.reroute(delivery) }
         dispatcher.roomForIntake = { [unowned self] in self.watcher.resume() }
+        router.movesSettled = { [unowned self] in
+            self.watcher.resume()
+            self.stop.movesSettled()
+        }
         dispatcher.changed = { [unowned self] in
             self.status.updateSoon()
             self.trimWhenIdle()
