@@ -4,7 +4,8 @@ import InboxCore
 /// The inboxd agent: builds the owners of the work and wires them together — the intake watcher yields arrivals,
 /// the router decides and moves them, the dispatcher runs their deliveries through the launcher — then runs them on
 /// one sd-event loop until stopped. It owns only the start-up order, the signals, the phase and reloads.
-/// Single-threaded: everything runs in callbacks of that loop.
+/// Everything runs in callbacks of that loop, on its thread; only the files' moves by inode run on the router's one
+/// worker thread (`MoveWorker`), which hands each outcome back to the loop.
 public final class Agent {
     public enum Phase: String, Sendable { case starting, running, draining, stopped }
 

@@ -99,6 +99,10 @@ final class MoveWorker {
     /// nil: every move runs on the loop.
     private var channel: Channel?
     private var source: EventSource?
+    /// Requests asked for in this loop iteration, handed to the worker together at its end (`flush`): one wake-up
+    /// and one lock per intake batch, not per file.
+    private var unsent: [MoveRequest] = []
+    private var flush: EventSource?
     /// Moves asked for and not yet done, oldest first (from `head`); the first is always one on the worker.
     private var entries: [Entry] = []
     private var head = 0
@@ -111,6 +115,8 @@ final class MoveWorker {
             let channel = try Channel()
             source = try loop.addIO(channel.ready) { [unowned self] _ in self.takeOutcomes() }
             source?.setPriority(EventPriority.intake)
+            flush = try loop.addDefer { [unowned self] in self.send() }
+            flush?.setEnabled(.off)
             try channel.startThread()
             self.channel = channel
         } catch {
@@ -131,7 +137,16 @@ final class MoveWorker {
             return
         }
         entries.append(Entry(request: request, onWorker: onWorker, done: done))
-        if onWorker { channel?.submit(request) }
+        guard onWorker else { return }
+        if unsent.isEmpty { flush?.setEnabled(.oneShot) }
+        unsent.append(request)
+    }
+
+    /// The end of the loop iteration: what was asked for goes to the worker.
+    private func send() {
+        guard !unsent.isEmpty else { return }
+        channel?.submit(unsent)
+        unsent.removeAll(keepingCapacity: true)
     }
 
     /// The eventfd said the worker finished some: their continuations, in order, with the loop's moves between.
@@ -210,10 +225,10 @@ private final class Channel: Sendable {
         guard result == 0 else { throw SystemError("pthread_create", errno: Errno(rawValue: result)) }
     }
 
-    /// On the loop: one more request; the worker is woken only if it sleeps.
-    func submit(_ request: MoveRequest) {
+    /// On the loop: more requests, in order; the worker is woken only if it sleeps.
+    func submit(_ requests: [MoveRequest]) {
         let wakes = state.withLock { state -> Bool in
-            state.requests.append(request)
+            state.requests.append(contentsOf: requests)
             guard state.idle else { return false }
             state.idle = false
             return true
