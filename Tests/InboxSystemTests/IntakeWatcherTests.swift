@@ -91,27 +91,18 @@ struct IntakeWatcherTests {
     }
 
     /// A burst larger than one intake batch, for two handlers, in an order a rescan would not give (names
-    /// descending): each handler's deliveries are queued in the order the files arrived, with the moves on the loop
-    /// and through the move worker's thread; there, every seventh file has a sidecar, and its move (on the loop) waits
-    /// for the worker's before it.
-    @Test(arguments: [false, true])
-    func arrivalOrderPerHandler(threaded: Bool) throws {
+    /// descending): each handler's deliveries are queued in the order the files arrived.
+    @Test func arrivalOrderPerHandler() throws {
         let world = try MiddleWorld(registrations: Self.registrations)
         defer { world.remove() }
-        let middle = try world.middle(sniffer: try ContentSniffer(), threaded: threaded)
+        let middle = try world.middle(sniffer: try ContentSniffer())
         let watcher = try Self.watch(world, middle)
-        let names = (0..<200).reversed().map { index in
+        let names = (0..<80).reversed().map { index in
             index % 3 == 0 ? "file-\(100 + index).json" : "file-\(100 + index).txt"
         }
         let drops = try middle.loop.addTimer(after: .milliseconds(1)) {
             do {
-                for (index, name) in names.enumerated() {
-                    if threaded && index % 7 == 0 {
-                        try MiddleWorld.write(world.inbox + "/.\(name).inbox-meta",
-                                              Array(#"{"source-app": "com.example.sender"}"#.utf8))
-                    }
-                    try world.drop(name, name.hasSuffix(".json") ? "{\"a\": 1}\n" : "text\n")
-                }
+                for name in names { try world.drop(name, name.hasSuffix(".json") ? "{\"a\": 1}\n" : "text\n") }
             } catch {
                 Issue.record("\(error)")
             }
@@ -121,10 +112,6 @@ struct IntakeWatcherTests {
         for handler in ["test.text", "test.json"] {
             let expected = names.filter { $0.hasSuffix(handler == "test.json" ? ".json" : ".txt") }
             #expect(middle.handoff.deliveries.filter { $0.handler == handler }.map(\.name) == expected)
-        }
-        if threaded {
-            #expect(middle.handoff.deliveries.filter(\.hasSidecar).count == (names.count + 6) / 7)
-            #expect(middle.router.movingCount == 0)
         }
     }
 

@@ -91,9 +91,8 @@ final class MiddleWorld {
     func catalog() -> HandlerCatalog { HandlerCatalog.load(settings) }
 
     /// The agent's middle over these directories.
-    /// `threaded`: moves run on the move worker's thread, as in the agent (a routing then ends on the loop).
-    func middle(sniffer: ContentSniffing? = nil, threaded: Bool = false) throws -> Middle {
-        try Middle(world: self, sniffer: sniffer, threaded: threaded)
+    func middle(sniffer: ContentSniffing? = nil) throws -> Middle {
+        try Middle(world: self, sniffer: sniffer)
     }
 
     /// Writes a file (mode 0644), with `attributes` set on it, and closes it.
@@ -144,7 +143,7 @@ final class Middle {
     let recovery: Recovery
     private let world: MiddleWorld
 
-    init(world: MiddleWorld, sniffer: ContentSniffing?, threaded: Bool = false) throws {
+    init(world: MiddleWorld, sniffer: ContentSniffing?) throws {
         self.world = world
         loop = try EventLoop()
         logger = Logger(target: .stderr, threshold: .warning, standardError: .other)
@@ -152,7 +151,7 @@ final class Middle {
         quarantine = Quarantine(state: world.state, logger: logger)
         router = Router(loop: loop, logger: logger, state: world.state, quarantine: quarantine,
                         inspector: TypeInspector(sniffer: sniffer), reader: reader, dispatcher: handoff,
-                        catalog: world.catalog(), threaded: threaded)
+                        catalog: world.catalog())
         recovery = Recovery(state: world.state, reader: reader, router: router)
     }
 
@@ -184,7 +183,8 @@ final class Middle {
             Issue.record("\(displayName(name)) could not be opened")
             return
         }
-        if !router.route(reader.arrival(of: file, named: name, in: directory, origin: .dropped)) { file.descriptor.close() }
+        defer { file.descriptor.close() }
+        router.route(reader.arrival(of: file, named: name, in: directory, origin: .dropped))
     }
 
     /// Runs the event loop until `done` says so (checked after each callback that `check` is called from), or fails

@@ -4,8 +4,7 @@ import InboxCore
 /// The inboxd agent: builds the owners of the work and wires them together — the intake watcher yields arrivals,
 /// the router decides and moves them, the dispatcher runs their deliveries through the launcher — then runs them on
 /// one sd-event loop until stopped. It owns only the start-up order, the signals, the phase and reloads.
-/// Everything runs in callbacks of that loop, on its thread; only the files' moves by inode run on the router's one
-/// worker thread (`MoveWorker`), which hands each outcome back to the loop.
+/// Single-threaded: everything runs in callbacks of that loop.
 public final class Agent {
     public enum Phase: String, Sendable { case starting, running, draining, stopped }
 
@@ -63,8 +62,7 @@ public final class Agent {
                                                                 retryPolicy: settings.retryPolicy,
                                                                 defaultTimeout: settings.defaultTimeout))
         router = Router(loop: loop, logger: logger, state: state, quarantine: quarantine,
-                        inspector: TypeInspector(sniffer: sniffer), reader: reader, dispatcher: dispatcher, catalog: catalog,
-                        threaded: true)
+                        inspector: TypeInspector(sniffer: sniffer), reader: reader, dispatcher: dispatcher, catalog: catalog)
         recovery = Recovery(state: state, reader: reader, router: router)
         watcher = try IntakeWatcher(loop: loop, logger: logger, reader: reader, quarantine: quarantine,
                                     inboxes: settings.inboxes)
@@ -74,8 +72,9 @@ public final class Agent {
             dispatcher.ended = { quotas.release($0.id) }
         }
         status = StatusReporter(loop: loop, notifier: notifier, runtimeDirectory: settings.runtimeDirectory)
-        stop = StopSequence(loop: loop, logger: logger, dispatcher: dispatcher, launchers: launchers,
-                            moving: { [router] in router.movingCount }) { [state] in state.containerOwners() }
+        stop = StopSequence(loop: loop, logger: logger, dispatcher: dispatcher, launchers: launchers) { [state] in
+            state.containerOwners()
+        }
         wire()
     }
 
@@ -88,17 +87,12 @@ public final class Agent {
     /// Who tells whom: arrivals to the router, its deliveries to the dispatcher, room in the queue back to intake.
     private func wire() {
         watcher.arrived = { [unowned self] arrival in self.router.route(arrival) }
-        // The moves in flight count: each is a delivery the dispatcher will have.
-        watcher.hasRoom = { [unowned self] in !self.dispatcher.isFull(adding: self.router.movingCount) }
+        watcher.hasRoom = { [unowned self] in !self.dispatcher.isFull }
         watcher.batchDone = { [unowned self] in self.dispatcher.launchReady() }
         watcher.handlersChanged = { [unowned self] in self.scheduleReload() }
         watcher.inboxesChanged = { [unowned self] in self.status.updateSoon() }
         dispatcher.reroute = { [unowned self] delivery in self.recovery.reroute(delivery) }
         dispatcher.roomForIntake = { [unowned self] in self.watcher.resume() }
-        router.movesSettled = { [unowned self] in
-            self.watcher.resume()
-            self.stop.movesSettled()
-        }
         dispatcher.changed = { [unowned self] in
             self.status.updateSoon()
             self.trimWhenIdle()

@@ -16,9 +16,6 @@ import InboxCore
 ///  timeout + 5s the end in any case: what SIGKILL has not ended by now is named in an error and left
 /// ```
 ///
-/// Moves in flight on the move worker (`MoveWorker`) are waited for before the sweep: each file is then in its
-/// container (queued for the next start), in intake/ or back in its drop Inbox, never half-way in a call.
-///
 /// `finished` is called once, when nothing is left (or at the last step); the agent then stops its content sniffer
 /// (killed and reaped) and exits.
 final class StopSequence {
@@ -30,9 +27,6 @@ final class StopSequence {
     private var processes: ProcessLauncher { launchers.processes }
     /// The identities of handlers' containers, whose processes are all leftovers once no handler runs.
     private let handlerUIDs: () -> Set<UInt32>
-    /// How many moves are in flight.
-    private let moving: () -> Int
-    private var stopping = false
     private var timer: EventSource?
     private var deliveriesEnded = false
     private var instancesEnded = false
@@ -46,8 +40,7 @@ final class StopSequence {
     static let reapBound = Duration.seconds(2)
 
     init(loop: EventLoop, logger: Logger, dispatcher: Dispatcher, launchers: HandlerLaunchers,
-         moving: @escaping () -> Int, handlerUIDs: @escaping () -> Set<UInt32>) {
-        self.moving = moving
+         handlerUIDs: @escaping () -> Set<UInt32>) {
         self.loop = loop
         self.logger = logger
         self.dispatcher = dispatcher
@@ -57,7 +50,6 @@ final class StopSequence {
 
     /// Starts the stop; `timeout` is how long running handlers have to finish.
     func begin(timeout: Duration) {
-        stopping = true
         dispatcher.drained = { [unowned self] in
             self.deliveriesEnded = true
             self.sweepWhenEnded()
@@ -81,13 +73,8 @@ final class StopSequence {
         resident.drain()
     }
 
-    /// Moves in flight were done: the sweep may be what waited for them.
-    func movesSettled() {
-        if stopping { sweepWhenEnded() }
-    }
-
     private func sweepWhenEnded() {
-        guard deliveriesEnded && instancesEnded && moving() == 0 && !sweeping else { return }
+        guard deliveriesEnded && instancesEnded && !sweeping else { return }
         sweeping = true
         processes.endLeftovers(uids: handlerUIDs()) { [unowned self] in self.finish() }
     }

@@ -92,9 +92,7 @@ final class Dispatcher {
     /// The rest of the table waits for a retry.
     var retryingCount: Int { table.count - queue.count - slots.running }
     var isIdle: Bool { slots.running == 0 && queue.count == 0 }
-    var isFull: Bool { isFull(adding: 0) }
-    /// Full once `more` deliveries on their way (moves in flight) are queued too.
-    func isFull(adding more: Int) -> Bool { queue.count + more >= limits.highWater }
+    var isFull: Bool { queue.count >= limits.highWater }
 
     /// Takes a delivery whose file lies in its container Inbox; `placed` when intake just moved it there.
     func enqueue(_ delivery: Delivery, placed: FileIdentity?) {

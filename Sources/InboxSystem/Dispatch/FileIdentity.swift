@@ -1,7 +1,7 @@
 import Glibc
 
 /// What must not change about an Inbox copy while its handler runs (docs/design.md, Read and delete only).
-struct FileIdentity: Equatable, Sendable {
+struct FileIdentity: Equatable {
     let device: UInt64
     let inode: UInt64
     let size: Int64

@@ -1,9 +1,8 @@
 import Glibc
 
 /// An open directory; every entry operation goes through its descriptor (openat(2) and friends),
-/// so a renamed or replaced path component can never redirect it. `Sendable`: immutable (a descriptor and a path), so
-/// the move worker (`MoveWorker`) can work through one the loop opened; it is closed once the last holder lets go.
-public final class Directory: Sendable {
+/// so a renamed or replaced path component can never redirect it.
+public final class Directory {
     public let descriptor: FileDescriptor
     public let path: String
 

@@ -2,7 +2,7 @@ import Glibc
 import InboxCore
 
 /// How a move of a checked file into one of the agent's directories ended (`Directory.relocate`).
-public enum Relocation: Sendable {
+public enum Relocation {
     /// In the target as `name`; `copy` is the agent's copy, open, when the move had to copy (EXDEV).
     case moved(name: String, copy: FileDescriptor?)
     /// The name no longer led to the inode that was checked: its sender swapped it (for a link, another file...)
@@ -28,12 +28,9 @@ extension Directory {
     /// file, so a file kept in `staging` (a failed move on, a crash) keeps its metadata. The sender's sidecar is never
     /// moved, only removed once the file is in `staging`. A sidecar already beside a file taken from `staging`
     /// goes on with it.
-    ///
-    /// With `copying: false` a move across filesystems is not copied but fails with EXDEV, nothing changed: the copy
-    /// opens a file for writing, which only the event-loop thread may do (`MoveWorker`).
     public func relocate(_ name: [UInt8], file: OpenedFile, to target: Directory, preferred: String,
                          via staging: Directory, rejectsTo failed: Directory?, sidecar: [UInt8]? = nil,
-                         copying: Bool = true, prepare: (FileDescriptor) -> Void) -> Relocation {
+                         prepare: (FileDescriptor) -> Void) -> Relocation {
         let stagingName = "\(file.status.st_dev)-\(file.status.st_ino)"
         let staged: String
         var copy: FileDescriptor?
@@ -47,7 +44,7 @@ extension Directory {
                     return .failed(SystemError("open", path: staging.child(".\(stagingName)\(Sidecar.suffix)"), errno: error))
                 }
             }
-            switch transfer(name, file: file, to: staging, preferred: stagingName, copying: copying) {
+            switch transfer(name, file: file, to: staging, preferred: stagingName) {
             case .success(let (newName, copied)):
                 staged = newName
                 copy = copied
@@ -90,12 +87,12 @@ extension Directory {
     /// it copies the open file instead, removes the original only if its name still leads to the copied inode, and
     /// returns the copy, open. On its own it is for the agent's own directories (no one else can write them, so a
     /// name cannot be swapped); a sender's file goes through `relocate`, which uses it to reach `staging`.
-    public func transfer(_ name: [UInt8], file: OpenedFile, to target: Directory, preferred: String,
-                         copying: Bool = true) -> Result<(name: String, copy: FileDescriptor?), SystemError> {
+    public func transfer(_ name: [UInt8], file: OpenedFile, to target: Directory,
+                         preferred: String) -> Result<(name: String, copy: FileDescriptor?), SystemError> {
         switch moveUnique(name, to: target, preferred: preferred) {
         case .success(let newName):
             return .success((newName, nil))
-        case .failure(.crossDevice) where copying:
+        case .failure(.crossDevice):
             switch copyIn(file, to: target, preferred: preferred) {
             case .success(let (newName, copy)):
                 // Only the very file that was copied is removed. (A drop Inbox is sticky, so only its sender could

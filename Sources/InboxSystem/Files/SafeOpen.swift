@@ -29,7 +29,7 @@ public enum EntryKind: String, Sendable {
 }
 
 /// A regular file opened for reading from an untrusted directory.
-public struct OpenedFile: Sendable {
+public struct OpenedFile {
     public let descriptor: FileDescriptor
     public let status: stat
 }

@@ -53,17 +53,9 @@ public struct Arrival {
     /// before the handler can see the file: the after-exit check compares the change time, so nothing of the agent's
     /// may touch the file once the handler runs.
     public func stamp(_ file: FileDescriptor) {
-        guard let deliveryStamp else { return }
-        Self.stamp(file, delivery: deliveryStamp)
-    }
-
-    /// What `stamp` records as the delivery ("id uid name"); nil for a file the agent holds (nothing is stamped).
-    public var deliveryStamp: String? { origin == .dropped ? "\(id) \(sourceUID) \(cleanName)" : nil }
-
-    /// `stamp`'s work on values alone, for the move worker (`MoveWorker`), which has no `Arrival`.
-    static func stamp(_ file: FileDescriptor, delivery: String) {
+        guard origin == .dropped else { return }
         let attributes = ExtendedAttributes(file)
         for key in attributes.names() where key.hasPrefix(AgentAttribute.prefix) { attributes.remove(key) }
-        attributes.write(AgentAttribute.delivery, delivery)
+        attributes.write(AgentAttribute.delivery, "\(id) \(sourceUID) \(cleanName)")
     }
 }

@@ -36,9 +36,8 @@ final class IntakeWatcher {
     private var inotifyPaused = false
     private var stopped = false
 
-    /// Each arrival, opened and checked; the file is closed when the call returns false, and by the taker (the
-    /// router, once the file's move is done) when it returns true.
-    var arrived: (Arrival) -> Bool = { _ in false }
+    /// Each arrival, opened and checked; the file is closed when the call returns.
+    var arrived: (Arrival) -> Void = { _ in }
     /// A handlers.d directory or defaults.conf changed.
     var handlersChanged: () -> Void = {}
     /// Whether the dispatcher has room for more (backpressure).
@@ -223,10 +222,9 @@ final class IntakeWatcher {
             logger.log(.warning, "Cannot take \(displayName(name)): \(error)", event: .rejected,
                        fields: ["INBOX_FILE": inbox.child(displayName(name))])
         case .opened(let file):
+            defer { file.descriptor.close() }
             let sighted = sidecars.mayHaveSidecar(name, in: ObjectIdentifier(inbox))
-            let arrival = reader.arrival(of: file, named: name, in: inbox, origin: .dropped,
-                                         lookForSidecar: sighted || rescanNeeded)
-            if !arrived(arrival) { file.descriptor.close() }
+            arrived(reader.arrival(of: file, named: name, in: inbox, origin: .dropped, lookForSidecar: sighted || rescanNeeded))
         }
     }
 

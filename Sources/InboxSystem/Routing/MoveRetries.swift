@@ -28,9 +28,8 @@ final class MoveRetries {
     private let quarantine: Quarantine
     private let reader: ArrivalReader
     private var entries: [String: Entry] = [:]
-    /// Routes an arrival a retry took again; set by the router. True when the router keeps the file open (its move
-    /// is in flight) and closes it itself.
-    var route: (Arrival) -> Bool = { _ in false }
+    /// Routes an arrival a retry took again; set by the router.
+    var route: (Arrival) -> Void = { _ in }
 
     init(loop: EventLoop, logger: Logger, state: StateDirectories, quarantine: Quarantine, reader: ArrivalReader) {
         self.loop = loop
@@ -123,7 +122,8 @@ final class MoveRetries {
     private func retake(_ name: [UInt8], from directory: Directory, origin: Arrival.Origin) {
         switch directory.openRegular(name) {
         case .opened(let file):
-            if !route(reader.arrival(of: file, named: name, in: directory, origin: origin)) { file.descriptor.close() }
+            defer { file.descriptor.close() }
+            route(reader.arrival(of: file, named: name, in: directory, origin: origin))
         case .refused(let kind):
             forget(name, in: directory)
             quarantine.moveAside(name, from: directory, kind: kind)

@@ -2,9 +2,8 @@ import InboxCore
 
 /// Puts a typed arrival where its decision says: into the chosen handler's container Inbox, its delivery handed to
 /// the dispatcher, or into unhandled/. Every move is one call, `relocate` below (`Directory.relocate`: by the inode
-/// that was checked, through the agent's intake/), run by the `MoveWorker` (on its thread, or on the loop); what the
-/// move leaves to do (a wait, a retry) is the caller's, told by the `Placed` its continuation is given, on the loop,
-/// perhaps after the call returned (the arrival's file must stay open until then).
+/// that was checked, through the agent's intake/); what the move leaves to do (a wait, a retry) is the caller's, told
+/// by the returned `Placed`.
 final class Placement {
     /// How a placement ended.
     enum Placed {
@@ -21,15 +20,13 @@ final class Placement {
     private let state: StateDirectories
     private let quarantine: Quarantine
     private let handoff: DeliveryHandoff
-    private let mover: MoveWorker
     private let isRoot = CurrentProcess.isRoot
     private(set) var catalog: HandlerCatalog
     /// The Inbox bounds; nil when none is set (nothing is counted, no attribute written).
     var quotas: InboxQuotas?
 
     init(logger: Logger, state: StateDirectories, quarantine: Quarantine, handoff: DeliveryHandoff,
-         mover: MoveWorker, catalog: HandlerCatalog) {
-        self.mover = mover
+         catalog: HandlerCatalog) {
         self.logger = logger
         self.state = state
         self.quarantine = quarantine
@@ -42,38 +39,37 @@ final class Placement {
     /// Moves the file into the handler's container Inbox and queues its delivery. `leased`: intake holds the file's
     /// read lease, which must still be intact once the file is in the container.
     func deliver(_ arrival: Arrival, to handler: String, chosenBy: Delivery.ChosenBy, type: ResolvedType, leased: Bool,
-                 binding: Routing.Binding?, then done: @escaping (Placed) -> Void) {
+                 binding: Routing.Binding?) -> Placed {
         let container: Container
         do throws(SystemError) {
             container = try state.container(for: handler, identity: catalog.identity(for: handler))
         } catch {
-            return done(.cannotMove(error, target: "the container of \(handler)"))
+            return .cannotMove(error, target: "the container of \(handler)")
         }
-        relocate(arrival, to: container.inbox, binding: binding, handOverTo: handler, checksLease: leased) { [self] moved in
-            guard let moved else { return done(.done) }
-            switch moved.relocation {
-            case .moved(let newName, let copy):
-                // A writer that came after the lease is the sender's (only it could name the file): not delivered.
-                if !moved.leaseIntact {
-                    quarantine.withdraw(newName, from: container.inbox, of: arrival, reason: "its sender (uid "
-                                        + "\(arrival.sourceUID)) opened it for writing while it was being delivered")
-                    return done(.done)
-                }
-                // What the handler is given, after the agent's last change to it (rename updates the change time).
-                let identity = copy.flatMap { FileIdentity($0) } ?? moved.identity
-                copy?.close()
-                handoff.enqueue(delivery(of: arrival, to: handler, in: container, as: newName, chosenBy: chosenBy,
-                                         type: type), placed: identity)
-                quotas?.charge(arrival, id: arrival.id)
-                done(.done)
-            case .swapped(let found, let keptAs):
-                quarantine.swapped(arrival, found: found, keptAs: keptAs)
-                done(.done)
-            case .failed(let error):
-                done(.cannotMove(error, target: container.inbox.path))
-            case .staged(let name, let error):
-                done(.staged(name: name, error, target: container.inbox.path))
+        switch relocate(arrival, to: container.inbox, binding: binding, handOverTo: handler) {
+        case nil:
+            return .done
+        case .moved(let newName, let copy)?:
+            // A writer that came after the lease is the sender's (only it could name the file): not delivered.
+            if leased && copy == nil && !arrival.file.descriptor.readLeaseIntact {
+                quarantine.withdraw(newName, from: container.inbox, of: arrival, reason: "its sender (uid "
+                                    + "\(arrival.sourceUID)) opened it for writing while it was being delivered")
+                return .done
             }
+            // What the handler is given, after the agent's last change to it (rename updates the change time).
+            let identity = FileIdentity(copy ?? arrival.file.descriptor)
+            copy?.close()
+            handoff.enqueue(delivery(of: arrival, to: handler, in: container, as: newName, chosenBy: chosenBy, type: type),
+                            placed: identity)
+            quotas?.charge(arrival, id: arrival.id)
+            return .done
+        case .swapped(let found, let keptAs)?:
+            quarantine.swapped(arrival, found: found, keptAs: keptAs)
+            return .done
+        case .failed(let error)?:
+            return .cannotMove(error, target: container.inbox.path)
+        case .staged(let name, let error)?:
+            return .staged(name: name, error, target: container.inbox.path)
         }
     }
 
@@ -88,17 +84,9 @@ final class Placement {
     /// No handler for the type, the one its sender chose (`requested`) is not registered, or the one its Inbox is
     /// bound to cannot have it (`reason`): kept intact in unhandled/ until the registrations change.
     func park(_ arrival: Arrival, type: ResolvedType, requested: String?, reason: String?,
-              binding: Routing.Binding?, then done: @escaping (Placed) -> Void) {
-        guard let unhandled = state.unhandled, arrival.directory !== unhandled else { return done(.done) }
-        relocate(arrival, to: unhandled, binding: binding, handOverTo: nil, checksLease: false) { [self] moved in
-            done(parked(moved?.relocation, arrival, in: unhandled, type: type, requested: requested, reason: reason,
-                        binding: binding))
-        }
-    }
-
-    private func parked(_ relocation: Relocation?, _ arrival: Arrival, in unhandled: Directory, type: ResolvedType,
-                        requested: String?, reason: String?, binding: Routing.Binding?) -> Placed {
-        switch relocation {
+              binding: Routing.Binding?) -> Placed {
+        guard let unhandled = state.unhandled, arrival.directory !== unhandled else { return .done }
+        switch relocate(arrival, to: unhandled, binding: binding, handOverTo: nil) {
         case nil:
             return .done
         case .moved(let newName, let copy)?:
@@ -126,31 +114,36 @@ final class Placement {
 
     /// The move itself, the per-file filesystem work of a placement: into intake/, checked, stamped (the delivery,
     /// the drop Inbox where it matters, and for a handler the owner and mode), and on into `target` with the agent's
-    /// sidecar; `done` is given its outcome, on the loop (nil when the state directory has no intake/: it could not be
-    /// made, nothing is moved).
+    /// sidecar. nil when the state directory has no intake/ (it could not be made: nothing is moved).
     private func relocate(_ arrival: Arrival, to target: Directory, binding: Routing.Binding?,
-                          handOverTo handler: String?, checksLease: Bool, done: @escaping (MoveOutcome?) -> Void) {
-        guard let staging = state.intake else { return done(nil) }
-        let preparation = MovePreparation(delivery: arrival.deliveryStamp, inbox: recorded(binding, of: arrival),
-                                          handOver: handler.map(handOver(to:)))
-        mover.move(MoveRequest(source: arrival.directory, name: arrival.name, file: arrival.file, target: target,
-                               preferred: arrival.cleanName, staging: staging, failed: state.failed,
-                               sidecar: arrival.agentSidecar, preparation: preparation, checksLease: checksLease),
-                   done: done)
+                          handOverTo handler: String?) -> Relocation? {
+        guard let staging = state.intake else { return nil }
+        return arrival.directory.relocate(arrival.name, file: arrival.file, to: target, preferred: arrival.cleanName,
+                                          via: staging, rejectsTo: state.failed, sidecar: arrival.agentSidecar) { file in
+            arrival.stamp(file)
+            record(binding, of: arrival, on: file)
+            if let handler { handOver(file, to: handler) }
+        }
     }
 
-    /// The drop Inbox to record on the agent's file, beside `Arrival.stamp` (which removes what was there before),
-    /// where it matters: the Inbox is bound to a handler, or Inboxes are bounded (`InboxQuotas` counts by it).
-    private func recorded(_ binding: Routing.Binding?, of arrival: Arrival) -> String? {
-        guard arrival.origin == .dropped, binding != nil || quotas != nil else { return nil }
-        return binding?.inbox ?? arrival.directory.path
+    /// Records the drop Inbox on the agent's file, beside `Arrival.stamp` (which removes what was there before), where
+    /// it matters: the Inbox is bound to a handler, or Inboxes are bounded (`InboxQuotas` counts by it).
+    private func record(_ binding: Routing.Binding?, of arrival: Arrival, on file: FileDescriptor) {
+        guard arrival.origin == .dropped, binding != nil || quotas != nil else { return }
+        ExtendedAttributes(file).write(AgentAttribute.inbox, binding?.inbox ?? arrival.directory.path)
     }
 
     /// Makes the Inbox copy the agent's and readable by the handler's group only (docs/design.md, Security model:
-    /// the handler never owns its Inbox copy, so it cannot change its mode); without root, read-only for its owner.
-    private func handOver(to handler: String) -> MovePreparation.HandOver {
-        if isRoot, let identity = catalog.identity(for: handler) { return .group(identity.gid) }
-        return .ownerOnly
+    /// the handler never owns its Inbox copy, so it cannot change its mode).
+    private func handOver(_ file: FileDescriptor, to handler: String) {
+        if isRoot, let identity = catalog.identity(for: handler) {
+            try? file.chown(uid: 0, gid: identity.gid)
+            try? file.chmod(0o440)
+        } else {
+            // Read-only for its owner too: without Landlock, a write needs a chmod first, which the after-exit check
+            // sees in the change time.
+            try? file.chmod(0o400)
+        }
     }
 
     private func delivery(of arrival: Arrival, to handler: String, in container: Container, as name: String,

@@ -33,18 +33,17 @@ final class Recovery {
         for (handler, inbox, files) in containers {
             for name in files where !FileNames.isHidden(name) {
                 guard case .opened(let file) = inbox.openRegular(name) else { continue }
+                defer { file.descriptor.close() }
                 let arrival = reader.arrival(of: file, named: name, in: inbox, origin: .held)
                 // A handler no longer registered cannot be the decision: its files are routed anew, and its
                 // container is left as it is.
-                let kept: Bool
                 if router.catalog.registration(handler) != nil,
                    let container = try? state.container(for: handler, identity: router.catalog.identity(for: handler)),
                    let text = String(validating: name, as: UTF8.self) {
-                    kept = router.requeue(arrival, named: text, in: container)
+                    router.requeue(arrival, named: text, in: container)
                 } else {
-                    kept = router.route(arrival)
+                    router.route(arrival)
                 }
-                if !kept { file.descriptor.close() }
             }
         }
         // What was in intake/ when an earlier run stopped is the agent's already; it goes on from there.
@@ -69,6 +68,7 @@ final class Recovery {
     /// Opens a held file and routes it again.
     private func take(_ name: [UInt8], from directory: Directory) {
         guard case .opened(let file) = directory.openRegular(name) else { return }
-        if !router.route(reader.arrival(of: file, named: name, in: directory, origin: .held)) { file.descriptor.close() }
+        defer { file.descriptor.close() }
+        router.route(reader.arrival(of: file, named: name, in: directory, origin: .held))
     }
 }

@@ -1,11 +1,11 @@
 import Foundation
 import Testing
 
-/// The move by inode runs on the agent's move worker thread, pipelined with the loop: a stop in the middle of a burst
-/// waits for the moves in flight and loses nothing, and a restart delivers each file once.
+/// A stop in the middle of a burst, while intake moves files and handlers run, loses nothing, and a restart delivers
+/// each file once.
 @Suite(.serialized, .enabled(if: Journal.available, Comment(rawValue: Journal.unavailableReason)))
-struct MoveWorkerTests {
-    @Test func aStopWithMovesInFlightLosesNothingAndARestartDeliversEachOnce() throws {
+struct StopDuringBurstTests {
+    @Test func aStopInTheMiddleOfABurstLosesNothingAndARestartDeliversEachOnce() throws {
         let world = try AgentHarness()
         let log = world.output.appendingPathComponent("handled.log")
         let script = world.root.appendingPathComponent("append-name")
