@@ -14,8 +14,6 @@ public final class Agent {
     /// sd_notify(3) over a socket of its own that never waits (a manager that does not read stops nothing).
     private let notifier: ServiceNotifier
     private let state: StateDirectories
-    /// The Landlock ABI handlers are sandboxed with; 0 when there is none (or Landlock=off).
-    private let landlockABI: Int
     private var catalog: HandlerCatalog
     /// libmagic in a sandboxed child; nil with ContentSniffing=no.
     private let sniffer: SnifferSupervisor?
@@ -29,16 +27,16 @@ public final class Agent {
     private let status: StatusReporter
     /// Ends every process the agent started before it exits (SIGTERM and the like).
     private let stop: StopSequence
-    /// Removes what failed/ and unhandled/ kept past KeepFailedSec=/KeepUnhandledSec=; nil when both keep forever.
-    private let retention: Retention?
     private var phase = Phase.starting
-    /// Drop Inboxes on another mount than the state directory, as found at start-up (`reportMounts`).
-    private var crossMountInboxes: [String] = []
     /// The status `run()` returns; set when the agent stops because something it needs broke.
     private var exitCode: CInt = 0
     private var signalSources: [EventSource] = []
-    private var reloadTimer: EventSource?
-    private var trimTimer: EventSource?
+    /// A change in handlers.d or of defaults.conf reloads after a short pause, so an editor's save (write, rename,
+    /// chmod) is one reload.
+    private let reloadSoon: DeferredAction
+    /// After a burst the heap holds memory the queue no longer needs; a second after the agent falls idle it is given
+    /// back (malloc_trim(3)), so an idle agent stays small. Once per idle spell, never in the middle of work.
+    private let trimWhenIdle: DeferredAction
 
     public init(settings: AgentSettings, logger: Logger) throws(SystemError) {
         self.settings = settings
@@ -48,16 +46,17 @@ public final class Agent {
         notifier = ServiceNotifier(logger: logger)
         notifier.attach(to: loop)
         state = try StateDirectories(creating: settings.stateDirectory)
-        retention = settings.retention.isEnabled
+        // What removes the entries failed/ and unhandled/ kept past KeepFailedSec=/KeepUnhandledSec= (none when both
+        // keep forever) is the state directory's, which every owner that adds to them already holds.
+        state.retention = settings.retention.isEnabled
             ? Retention(loop: loop, logger: logger, state: state, settings: settings.retention) : nil
-        state.retention = retention
-        landlockABI = settings.landlock == .off ? 0 : LandlockRuleset.abi()
         catalog = Self.loadCatalog(settings, state: state)
         sniffer = settings.contentSniffing ? SnifferSupervisor(logger: logger, isRoot: CurrentProcess.isRoot,
                                                                mimeDirectories: settings.mimeDirectories) : nil
         let reader = ArrivalReader(logger: logger)
         let quarantine = Quarantine(state: state, logger: logger)
-        launchers = HandlerLaunchers(loop: loop, logger: logger, catalog: catalog, landlockABI: landlockABI,
+        launchers = HandlerLaunchers(loop: loop, logger: logger, catalog: catalog,
+                                     landlockABI: settings.landlock == .off ? 0 : LandlockRuleset.abi(),
                                      landlockMode: settings.landlock,
                                      ownChildren: { [sniffer] in sniffer?.pid.map { [$0] } ?? [] },
                                      maxProcesses: settings.maxConcurrent, runtimeDirectory: settings.runtimeDirectory)
@@ -79,6 +78,8 @@ public final class Agent {
         stop = StopSequence(loop: loop, logger: logger, dispatcher: dispatcher, launchers: launchers) { [state] in
             state.containerOwners()
         }
+        reloadSoon = DeferredAction(loop: loop, after: .milliseconds(100), accuracy: .milliseconds(10))
+        trimWhenIdle = DeferredAction(loop: loop, after: .seconds(1), accuracy: .milliseconds(250))
         wire()
     }
 
@@ -93,13 +94,17 @@ public final class Agent {
         watcher.arrived = { [unowned self] arrival in self.router.route(arrival) }
         watcher.hasRoom = { [unowned self] in !self.dispatcher.isFull }
         watcher.batchDone = { [unowned self] in self.dispatcher.launchReady() }
-        watcher.handlersChanged = { [unowned self] in self.scheduleReload() }
+        watcher.handlersChanged = { [unowned self] in self.reloadSoon.schedule() }
+        reloadSoon.action = { [unowned self] in self.reload(reason: "handlers.d or defaults.conf changed") }
+        trimWhenIdle.action = { [unowned self] in
+            if self.dispatcher.isIdle && self.watcher.pendingCount == 0 { CurrentProcess.releaseFreeMemory() }
+        }
         watcher.inboxesChanged = { [unowned self] in self.status.updateSoon() }
         dispatcher.reroute = { [unowned self] delivery in self.recovery.reroute(delivery) }
         dispatcher.roomForIntake = { [unowned self] in self.watcher.resume() }
         dispatcher.changed = { [unowned self] in
             self.status.updateSoon()
-            self.trimWhenIdle()
+            if self.dispatcher.isIdle { self.trimWhenIdle.schedule() }
         }
         stop.finished = { [unowned self] in self.loop.exit(code: self.exitCode) }
         launchers.resident.changed = { [unowned self] in self.status.updateSoon() }
@@ -139,7 +144,7 @@ public final class Agent {
         watcher.watch(handlerDirectories: settings.handlerDirectories + catalog.loaded.bundleDirectories,
                       preferences: settings.defaultsFile)
         try watcher.watchInboxes(asRoot: CurrentProcess.isRoot)
-        reportMounts()
+        watcher.checkMounts(against: state.intake ?? state.root, stateDirectory: settings.stateDirectory)
         state.leftInPlace.prune()
         phase = .running
         // What handlers of a crashed run still run goes before their files are delivered again.
@@ -150,7 +155,7 @@ public final class Agent {
         recovery.recoverContainers()
         recovery.redispatchUnhandled()
         // What expired while the agent was down goes now; the rest is timed.
-        retention?.start()
+        state.retention?.start()
         watcher.resume()
         logger.log(.info, "Watching \(Self.inboxes(settings.inboxes.count))", event: .started, fields: [
             "INBOX_INBOXES": settings.inboxes.joined(separator: " "), "INBOX_STATE_DIRECTORY": settings.stateDirectory])
@@ -173,33 +178,7 @@ public final class Agent {
         return code
     }
 
-    /// One warning per drop Inbox that is on another mount than the state directory (by mount id: a bind mount of the
-    /// same filesystem, as a unit's ReadWritePaths= makes, counts), with what it costs: rename(2) cannot cross it.
-    private func reportMounts() {
-        let staging = state.intake ?? state.root
-        crossMountInboxes = watcher.watchedInboxes.filter { $0.directory.isOnAnotherMount(than: staging) }.map(\.path)
-        for inbox in crossMountInboxes {
-            logger.log(.warning, "Inbox \(inbox) is on another mount than the state directory \(settings.stateDirectory): "
-                       + "rename(2) cannot cross it, so every file is copied instead of moved by inode (twice the disk "
-                       + "while it is copied), and links, FIFOs and other entries that are not regular files cannot be "
-                       + "moved aside and are left in place; keep drop Inboxes inside the state directory's mount "
-                       + "(README, Inboxes elsewhere)",
-                       fields: ["INBOX_INBOX": inbox, "INBOX_STATE_DIRECTORY": settings.stateDirectory,
-                                "INBOX_REASON": "another mount"])
-        }
-    }
-
     // MARK: Reloading
-
-    /// A change in handlers.d or of defaults.conf reloads after a short pause, so an editor's save (write, rename,
-    /// chmod) is one reload.
-    private func scheduleReload() {
-        guard reloadTimer == nil else { return }
-        reloadTimer = try? loop.addTimer(after: .milliseconds(100), accuracy: .milliseconds(10)) { [unowned self] in
-            self.reloadTimer = nil
-            self.reload(reason: "handlers.d or defaults.conf changed")
-        }
-    }
 
     /// Reads handlers.d and defaults.conf again and swaps the catalog whole; what waits for handlers that changed is
     /// routed again.
@@ -235,16 +214,6 @@ public final class Agent {
         stop.begin(timeout: settings.stopTimeout)
     }
 
-    /// After a burst the heap holds memory the queue no longer needs; a second after the agent falls idle it is given
-    /// back (malloc_trim(3)), so an idle agent stays small. Once per idle spell, never in the middle of work.
-    private func trimWhenIdle() {
-        guard trimTimer == nil, dispatcher.isIdle else { return }
-        trimTimer = try? loop.addTimer(after: .seconds(1), accuracy: .milliseconds(250)) { [unowned self] in
-            self.trimTimer = nil
-            if self.dispatcher.isIdle && self.watcher.pendingCount == 0 { CurrentProcess.releaseFreeMemory() }
-        }
-    }
-
     // MARK: Status
 
     private static func inboxes(_ count: Int) -> String { "\(count) inbox\(count == 1 ? "" : "es")" }
@@ -257,7 +226,7 @@ public final class Agent {
             + (missing > 0 ? "\(Self.inboxes(missing)) missing; " : "")
             + "\(dispatcher.queuedCount) queued, \(dispatcher.runningCount) running"
             + (dispatcher.retryingCount > 0 ? ", \(dispatcher.retryingCount) to retry" : "")
-        return landlockABI == 0 ? line + "; no Landlock" : line
+        return launchers.spawner.landlockABI == 0 ? line + "; no Landlock" : line
     }
 
     private func snapshot(now: Duration, wallClock: Int64) -> AgentStatus {
@@ -274,9 +243,9 @@ public final class Agent {
         status.instances = launchers.resident.instances(now: now)
         status.failed = StateDirectories.visibleCount(state.failed)
         status.unhandled = StateDirectories.visibleCount(state.unhandled)
-        status.crossMountInboxes = crossMountInboxes
+        status.crossMountInboxes = watcher.crossMountInboxes
         status.leftInPlace = state.leftInPlace.entries.count
-        status.landlockABI = landlockABI
+        status.landlockABI = launchers.spawner.landlockABI
         status.registrations = catalog.registrations.count
         status.registrationsLoadedAtUSec = wallClock - Int64((now - catalog.loadedAt).microseconds)
         status.contentSniffing = settings.contentSniffing

@@ -7,7 +7,7 @@ final class StatusReporter {
     private let loop: EventLoop
     private let notifier: ServiceNotifier
     private let runtimeDirectory: String
-    private var timer: EventSource?
+    private let update: DeferredAction
     /// Each sender's view of their files, written with the status file.
     let senders: SenderViews
     /// The status as of now: `now` on the event loop's clock, `wallClockUSec` the same moment as wall-clock time.
@@ -20,17 +20,15 @@ final class StatusReporter {
         self.notifier = notifier
         self.runtimeDirectory = runtimeDirectory
         senders = SenderViews(runtimeDirectory: runtimeDirectory)
-    }
-
-    /// Updates both within a quarter second.
-    func updateSoon() {
-        guard timer == nil else { return }
-        timer = try? loop.addTimer(after: .milliseconds(250), accuracy: .milliseconds(50)) { [unowned self] in
-            self.timer = nil
+        update = DeferredAction(loop: loop, after: .milliseconds(250), accuracy: .milliseconds(50))
+        update.action = { [unowned self] in
             self.notifier.status(self.line())
             self.writeFile()
         }
     }
+
+    /// Updates both within a quarter second.
+    func updateSoon() { update.schedule() }
 
     /// Writes `status.json` now: a temporary file, then rename. Wall-clock times, so that a reader can tell how old
     /// the file and what it says are.

@@ -69,6 +69,24 @@ final class IntakeWatcher {
     var watchedInboxes: [(path: String, directory: Directory)] {
         inboxes.all.compactMap { inbox in inbox.directory.map { (inbox.path, $0) } }
     }
+    /// The drop Inboxes on another mount than the state directory, as `checkMounts` found them.
+    private(set) var crossMountInboxes: [String] = []
+
+    /// One warning per drop Inbox that is on another mount than `staging`, the state directory's (by mount id: a bind
+    /// mount of the same filesystem, as a unit's ReadWritePaths= makes, counts), with what it costs: rename(2) cannot
+    /// cross it. At start-up, once the Inboxes are watched.
+    func checkMounts(against staging: Directory, stateDirectory: String) {
+        crossMountInboxes = watchedInboxes.filter { $0.directory.isOnAnotherMount(than: staging) }.map(\.path)
+        for inbox in crossMountInboxes {
+            logger.log(.warning, "Inbox \(inbox) is on another mount than the state directory \(stateDirectory): "
+                       + "rename(2) cannot cross it, so every file is copied instead of moved by inode (twice the disk "
+                       + "while it is copied), and links, FIFOs and other entries that are not regular files cannot be "
+                       + "moved aside and are left in place; keep drop Inboxes inside the state directory's mount "
+                       + "(README, Inboxes elsewhere)",
+                       fields: ["INBOX_INBOX": inbox, "INBOX_STATE_DIRECTORY": stateDirectory,
+                                "INBOX_REASON": "another mount"])
+        }
+    }
 
     /// Starts reading inotify and makes the pump (off until there is work).
     func start() throws(SystemError) {

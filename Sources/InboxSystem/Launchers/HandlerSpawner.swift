@@ -42,7 +42,7 @@ final class HandlerSpawner {
 
     private let loop: EventLoop
     private let logger: Logger
-    private let landlockABI: Int
+    let landlockABI: Int
     private let landlockMode: LandlockMode
     /// Ends what each process leaves running.
     let reaper: Reaper
