@@ -6,8 +6,9 @@ import Testing
 /// What one sniffing request costs through the real sandboxed child, on the same bytes, with libmagic alone (the
 /// child started without MIME directories: what every request cost before the rules) and with shared-mime-info's
 /// rules first. Prints the medians (`swift test --filter SniffCostTests`; `SNIFF_COST_AGENT=.build/release/inboxd`
-/// measures a release build's child, which is where the work is done); asserts which check answered each kind and
-/// what it said, never a time (the machine is shared).
+/// measures a release build's child, which is where the work is done; `SNIFF_COST_BEFORE=path/to/inboxd` measures
+/// another build's child, with the rules and asked as its agent asked (every request an `S`), in place of libmagic
+/// alone); asserts which check answered each kind and what it said, never a time (the machine is shared).
 @Suite("Sniffing cost per request", .enabled(if: BuiltAgent.path != nil, "the built inboxd was not found"))
 struct SniffCostTests {
     struct Sample {
@@ -74,22 +75,25 @@ struct SniffCostTests {
 
     @Test func rulesAnswerFirstAndCostLessThanLibmagicAlone() throws {
         let agent = try #require(CurrentProcess.environment("SNIFF_COST_AGENT") ?? BuiltAgent.path)
-        let before = try SnifferProcess(executable: agent, identity: nil, landlockABI: LandlockRuleset.abi())
+        let earlier = CurrentProcess.environment("SNIFF_COST_BEFORE")
+        let before = try SnifferProcess(executable: earlier ?? agent, identity: nil, landlockABI: LandlockRuleset.abi(),
+                                        mimeDirectories: earlier == nil ? [] : MIMEDatabaseLoader.defaultDirectories())
         defer { before.stop() }
         let after = try SnifferProcess(executable: agent, identity: nil, landlockABI: LandlockRuleset.abi(),
                                        mimeDirectories: MIMEDatabaseLoader.defaultDirectories())
         defer { after.stop() }
         try #require(after.ruleSections > 0, "no shared-mime-info magic file on this host")
-        #expect(before.ruleSections == 0 && before.rulesExtent == 0)
+        #expect(earlier != nil || before.ruleSections == 0 && before.rulesExtent == 0)
         let scratch = try ScratchDirectory()
         defer { scratch.remove() }
-        print("sniff cost: median µs per request, libmagic alone -> rules first (which check answered)")
+        print("sniff cost: median µs per request, \(earlier.map { "\($0)'s child" } ?? "libmagic alone") -> rules first "
+              + "(which check answered)")
         for (index, sample) in Self.samples.enumerated() {
             let file = try scratch.create("sample-\(index)")
             defer { file.close() }
             _ = sample.bytes.withUnsafeBytes { write(file.rawValue, $0.baseAddress, $0.count) }
             let (old, oldAnswer) = try Self.measure(before, file, classifyingText: sample.classifyingText,
-                                                    namingBinary: sample.namingBinary, rounds: 200)
+                                                    namingBinary: earlier != nil || sample.namingBinary, rounds: 200)
             let (new, newAnswer) = try Self.measure(after, file, classifyingText: sample.classifyingText,
                                                     namingBinary: sample.namingBinary, rounds: 200)
             print("sniff cost: \(sample.name): \(old) -> \(new) µs (\(oldAnswer.mimeType) -> \(newAnswer.mimeType), "
