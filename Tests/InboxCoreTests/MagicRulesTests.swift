@@ -121,15 +121,38 @@ struct MagicRulesTests {
         #expect(MagicRules.combine(rules: nil, libmagic: "application/octet-stream") == ("application/octet-stream", .libmagic))
     }
 
+    /// After libmagic's built-in checks (MAGIC_NO_CHECK_SOFT), whether its whole database must be searched: for
+    /// text, for a container the rules named, and for binary nothing named only when the decision has no claim.
+    @Test(arguments: [
+        (nil, "text/plain", false, true),
+        (nil, "text/plain", true, true),
+        ("application/zip", "application/octet-stream", false, true),
+        ("application/x-ole-storage", "application/octet-stream", false, true),
+        ("text/plain", "application/octet-stream", false, true),
+        (nil, "application/octet-stream", true, true),
+        (nil, "application/octet-stream", false, false),
+        (nil, "application/json", true, false),
+        (nil, "text/csv", true, false),
+        (nil, "application/x-tar", true, false),
+        ("application/x-ole-storage", "application/vnd.ms-excel", true, false),
+    ] as [(String?, String, Bool, Bool)])
+    func libmagicsDatabaseOnlyWhereTheDecisionNeedsIt(rules: String?, quick: String, namingBinary: Bool,
+                                                      searched: Bool) {
+        let match = rules.map { MagicRules.Match(mimeType: $0, priority: 40) }
+        #expect(MagicRules.needsSoftMagic(rules: match, quick: quick, namingBinary: namingBinary) == searched)
+    }
+
     @Test func costsRoundTripThroughTheStatusFile() throws {
         var costs = SniffCosts()
         costs.add(.rules, microseconds: 20)
         costs.add(.rules, microseconds: 40)
         costs.add(.libmagic, microseconds: 450)
+        costs.add(.quick, microseconds: 9)
         let read = SniffCosts(try JSONValue.parse(Array(costs.json().utf8)).get())
         #expect(read == costs)
         #expect(read[.rules].meanMicroseconds == 30)
         #expect(read[.both].files == 0)
+        #expect(read[.quick].files == 1 && read[.quick].microseconds == 9)
     }
 
     /// The host's own compiled file (when there is one) parses without a skipped section, and its extent is

@@ -80,6 +80,27 @@ struct SnifferChildTests {
         // The child serves the next request as usual.
         #expect(try sniffer.sniff(file).get().mimeType == "application/vnd.ms-excel")
     }
+
+    /// An FLC animation is named by libmagic's database alone (shared-mime-info's rule for it looks elsewhere):
+    /// searched when the decision has no claim, not under a concrete claim, where it is "some data" for a few µs.
+    @Test func binaryOnlyLibmagicsDatabaseNamesIsSearchedForOnlyWithoutAClaim() throws {
+        let sniffer = try SnifferProcess(executable: try #require(BuiltAgent.path), identity: nil,
+                                         landlockABI: LandlockRuleset.abi(),
+                                         mimeDirectories: MIMEDatabaseLoader.defaultDirectories())
+        defer { sniffer.stop() }
+        try #require(sniffer.ruleSections > 0, "no shared-mime-info magic file on this host")
+        let file = try FileDescriptor.open(DetectionCorpusTests.directory.appendingPathComponent("files/anim").path, .readOnly)
+        defer { file.close() }
+        let named = try sniffer.sniff(file, namingBinary: true).get()
+        #expect(named.mimeType == "video/x-flc" && named.path == .libmagic, "\(named)")
+        let claimed = try sniffer.sniff(file, namingBinary: false).get()
+        #expect(claimed.mimeType == "application/octet-stream" && claimed.path == .quick, "\(claimed)")
+        // What libmagic's built-in checks name is the same either way, and needs no search (an OLE2 kind).
+        let sheet = try FileDescriptor.open(DetectionCorpusTests.directory.appendingPathComponent("files/spreadsheet").path,
+                                            .readOnly)
+        defer { sheet.close() }
+        #expect(try sniffer.sniff(sheet, namingBinary: false).get().mimeType == "application/vnd.ms-excel")
+    }
 }
 
 /// The built `inboxd` (the sniffer is `inboxd --content-sniffer`), beside the test bundle.

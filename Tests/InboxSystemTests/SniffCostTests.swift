@@ -6,8 +6,9 @@ import Testing
 /// What one sniffing request costs through the real sandboxed child, on the same bytes, with libmagic alone (the
 /// child started without MIME directories: what every request cost before the rules) and with shared-mime-info's
 /// rules first. Prints the medians (`swift test --filter SniffCostTests`; `SNIFF_COST_AGENT=.build/release/inboxd`
-/// measures a release build's child, which is where the work is done); asserts which check answered each kind and
-/// what it said, never a time (the machine is shared).
+/// measures a release build's child, which is where the work is done; `SNIFF_COST_BEFORE=path/to/inboxd` measures
+/// another build's child, with the rules and asked as its agent asked (every request an `S`), in place of libmagic
+/// alone); asserts which check answered each kind and what it said, never a time (the machine is shared).
 @Suite("Sniffing cost per request", .enabled(if: BuiltAgent.path != nil, "the built inboxd was not found"))
 struct SniffCostTests {
     struct Sample {
@@ -15,6 +16,8 @@ struct SniffCostTests {
         let bytes: [UInt8]
         /// As the agent asks: false when the file's name claims a concrete type that can be text.
         let classifyingText: Bool
+        /// As the agent asks: false when the name claims a concrete type (binary nothing else names stays "data").
+        var namingBinary = true
         /// Which check answers with the rules, and what.
         let path: SniffPath
         let mimeType: String
@@ -37,10 +40,16 @@ struct SniffCostTests {
             + pseudoRandom(2000) + Array("\n%%EOF\n".utf8)
         let png: [UInt8] = [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A, 0, 0, 0, 13] + Array("IHDR".utf8)
             + [0, 0, 0, 16, 0, 0, 0, 16, 8, 6, 0, 0, 0, 0x1F, 0xF3, 0xFF, 0x61] + pseudoRandom(200)
+        let json = Array(("{\"items\": [" + (0..<40).map { "{\"id\": \($0), \"ok\": true}" }.joined(separator: ", ")
+            + "]}\n").utf8)
         let short = Array("scan 2026-12-01 page 1 of 1: 4 items, total 12.50, approved by ops\n".utf8.prefix(65))
         return [
             Sample(name: "random 2 KB (.dat)", bytes: pseudoRandom(2048), classifyingText: true, path: .libmagic,
                    mimeType: "application/octet-stream"),
+            Sample(name: "random 2 KB (.png)", bytes: pseudoRandom(2048), classifyingText: true, namingBinary: false,
+                   path: .quick, mimeType: "application/octet-stream"),
+            Sample(name: "JSON 1 KB, no name", bytes: json, classifyingText: true, path: .quick,
+                   mimeType: "application/json"),
             Sample(name: "1.5 KB text (.txt)", bytes: text, classifyingText: false, path: .text, mimeType: "text/plain"),
             Sample(name: "1.5 KB text, no name", bytes: text, classifyingText: true, path: .libmagic, mimeType: "text/plain"),
             Sample(name: "zip header", bytes: zip, classifyingText: true, path: .both, mimeType: "application/zip"),
@@ -52,13 +61,13 @@ struct SniffCostTests {
     }()
 
     /// Median microseconds of `rounds` requests, and the last answer.
-    static func measure(_ sniffer: SnifferProcess, _ file: FileDescriptor, classifyingText: Bool,
+    static func measure(_ sniffer: SnifferProcess, _ file: FileDescriptor, classifyingText: Bool, namingBinary: Bool,
                         rounds: Int) throws -> (Int64, Sniffed) {
         var times: [Int64] = []
         var last: Sniffed?
         for _ in 0..<rounds {
             let started = ContinuousClock.now
-            last = try sniffer.sniff(file, classifyingText: classifyingText).get()
+            last = try sniffer.sniff(file, classifyingText: classifyingText, namingBinary: namingBinary).get()
             times.append((ContinuousClock.now - started).microsecondsClamped)
         }
         return (times.sorted()[times.count / 2], try #require(last))
@@ -66,22 +75,27 @@ struct SniffCostTests {
 
     @Test func rulesAnswerFirstAndCostLessThanLibmagicAlone() throws {
         let agent = try #require(CurrentProcess.environment("SNIFF_COST_AGENT") ?? BuiltAgent.path)
-        let before = try SnifferProcess(executable: agent, identity: nil, landlockABI: LandlockRuleset.abi())
+        let earlier = CurrentProcess.environment("SNIFF_COST_BEFORE")
+        let before = try SnifferProcess(executable: earlier ?? agent, identity: nil, landlockABI: LandlockRuleset.abi(),
+                                        mimeDirectories: earlier == nil ? [] : MIMEDatabaseLoader.defaultDirectories())
         defer { before.stop() }
         let after = try SnifferProcess(executable: agent, identity: nil, landlockABI: LandlockRuleset.abi(),
                                        mimeDirectories: MIMEDatabaseLoader.defaultDirectories())
         defer { after.stop() }
         try #require(after.ruleSections > 0, "no shared-mime-info magic file on this host")
-        #expect(before.ruleSections == 0 && before.rulesExtent == 0)
+        #expect(earlier != nil || before.ruleSections == 0 && before.rulesExtent == 0)
         let scratch = try ScratchDirectory()
         defer { scratch.remove() }
-        print("sniff cost: median µs per request, libmagic alone -> rules first (which check answered)")
+        print("sniff cost: median µs per request, \(earlier.map { "\($0)'s child" } ?? "libmagic alone") -> rules first "
+              + "(which check answered)")
         for (index, sample) in Self.samples.enumerated() {
             let file = try scratch.create("sample-\(index)")
             defer { file.close() }
             _ = sample.bytes.withUnsafeBytes { write(file.rawValue, $0.baseAddress, $0.count) }
-            let (old, oldAnswer) = try Self.measure(before, file, classifyingText: sample.classifyingText, rounds: 200)
-            let (new, newAnswer) = try Self.measure(after, file, classifyingText: sample.classifyingText, rounds: 200)
+            let (old, oldAnswer) = try Self.measure(before, file, classifyingText: sample.classifyingText,
+                                                    namingBinary: earlier != nil || sample.namingBinary, rounds: 200)
+            let (new, newAnswer) = try Self.measure(after, file, classifyingText: sample.classifyingText,
+                                                    namingBinary: sample.namingBinary, rounds: 200)
             print("sniff cost: \(sample.name): \(old) -> \(new) µs (\(oldAnswer.mimeType) -> \(newAnswer.mimeType), "
                   + "\(newAnswer.path))")
             #expect(newAnswer.path == sample.path, "\(sample.name)")

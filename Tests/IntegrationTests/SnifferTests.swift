@@ -80,4 +80,32 @@ struct SnifferTests {
         #expect(Self.snifferPID(of: world.pid) != stalled)
         #expect(!FileManager.default.fileExists(atPath: "/proc/\(stalled)"), "the stalled sniffer was killed and reaped")
     }
+
+    /// Binary content that nothing but libmagic's whole database could name is not searched for under a concrete
+    /// claim (the claim stands against "some data"), and that cheap path is counted in the status as `quick`;
+    /// with no claim the database is searched (libmagic names formats shared-mime-info's rules miss).
+    @Test func unnamedBinaryUnderAClaimSkipsLibmagicsDatabaseAndIsCounted() throws {
+        let world = try AgentHarness()
+        let viewer = "test.png.\(world.tag)"
+        try world.register(viewer, contentTypes: "public.png")
+        try world.start()
+        var state: UInt64 = 0x2545_F491_4F6C_DD1D
+        let noise = (0..<2048).map { _ -> UInt8 in
+            state = state &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
+            return UInt8(truncatingIfNeeded: state >> 33)
+        }
+        try world.drop("noise.png", contents: noise)
+        let finished = try #require(try world.waitForEvents("finished").first)
+        #expect(finished[field: "INBOX_HANDLER"] == viewer)
+        #expect(finished[field: "INBOX_TYPE_SOURCE"] == "extension")
+        try world.drop("noise", contents: noise)
+        try waitUntil("both files are counted") {
+            let text = try String(contentsOf: world.runtime.appendingPathComponent("status.json"), encoding: .utf8)
+            return text.contains("\"quick\":{\"files\":1,") && text.contains("\"libmagic\":{\"files\":1,")
+        }
+        let status = try run(Binaries.inboxctl.path, ["status", "--runtime-dir", world.runtime.path]).stdout
+        let line = try #require(status.split(separator: "\n").first { $0.hasPrefix("Sniff cost:") }, "\(status)")
+        #expect(line.contains(", quick 1 ("), "\(line)")
+        #expect(line.contains("libmagic 1 ("), "\(line)")
+    }
 }

@@ -360,10 +360,11 @@ public struct MagicRules: Sendable {
 }
 
 /// Which check answered a file's content: shared-mime-info's rules alone, libmagic alone (the rules said nothing),
-/// both (the rules said only a generic container that libmagic refines), or neither (`text`: plain UTF-8 text whose
-/// kind the decision does not need; `empty`: an empty file).
+/// both (the rules said only a generic container that libmagic refines), libmagic's built-in checks without its
+/// database (`quick`: tar, JSON, CSV, an OLE2 kind, or binary content nothing names), or neither (`text`: plain
+/// UTF-8 text whose kind the decision does not need; `empty`: an empty file).
 public enum SniffPath: String, Sendable, Hashable, CaseIterable {
-    case rules, libmagic, both, text, empty
+    case rules, libmagic, both, quick, text, empty
 }
 
 extension MagicRules {
@@ -375,6 +376,20 @@ extension MagicRules {
     /// True when the rules' answer is not the last word: they said nothing, or only a generic container.
     public static func needsLibmagic(_ match: Match?) -> Bool {
         match.map { refinedByLibmagic.contains($0.mimeType) } ?? true
+    }
+
+    /// True when libmagic's whole database must be searched after its built-in checks (`quick`: their answer,
+    /// MAGIC_NO_CHECK_SOFT). Not when those checks named the content (tar, JSON, CSV, an OLE2 kind: libmagic
+    /// searches its database only after them and stops at the first that answers, so it would say the same). For
+    /// text, yes (the database names scripts and source languages), and for a container the rules named, whose
+    /// kinds it tells apart. For binary that neither they nor the rules name, only when `namingBinary`: when the
+    /// decision has no claim that would stand against "some data" (TypeResolver.Claim.needsBinaryNamed).
+    public static func needsSoftMagic(rules match: Match?, quick: String, namingBinary: Bool) -> Bool {
+        switch quick.split(separator: ";").first.map({ String($0).trimmingINIWhitespace().lowercased() }) ?? "" {
+        case "text/plain": true
+        case "application/octet-stream": match != nil || namingBinary
+        default: false
+        }
     }
 
     /// The content's MIME type from the rules' answer (nil: none) and libmagic's: libmagic's unless it says nothing

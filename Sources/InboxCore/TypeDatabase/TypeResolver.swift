@@ -104,6 +104,11 @@ public enum TypeResolver {
         /// abstract, it is a tie, or it cannot be text. Otherwise text content (which does not disprove a claim that
         /// can be text, rule 6) needs no classifying.
         public var needsTextClassified: Bool { identifier == nil || isAbstract || isTie || cannotBeText }
+
+        /// True when libmagic's naming of binary content that shared-mime-info's rules do not name could change the
+        /// decision: there is no claim, it is abstract, or it is a tie. A concrete claim stands against content
+        /// that only libmagic's database names (rule 3 for "some data"), so that search is not needed for it.
+        public var needsBinaryNamed: Bool { identifier == nil || isAbstract || isTie }
     }
 
     /// Resolves a file's type. `content` is libmagic's MIME type for the first bytes, nil when not sniffed.

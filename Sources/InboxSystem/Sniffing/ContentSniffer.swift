@@ -5,9 +5,20 @@ import InboxCore
 /// Content sniffing: shared-mime-info's magic rules first (`rules`, what GLib uses), then libmagic (what file(1)
 /// uses) where the rules say nothing or only a generic container (MagicRules.needsLibmagic).
 ///
+/// libmagic is asked in two passes, the second only where the decision needs it. The first (`quick`, with
+/// MAGIC_NO_CHECK_SOFT) runs its built-in checks alone — tar, JSON, CSV, CDF (OLE2 kinds), text encodings — in a
+/// few microseconds; whatever it names is final (libmagic runs those checks before its database, and stops at
+/// the first that answers). The second searches libmagic's whole database (soft magic, 0.1 to 5 ms a file), and
+/// only for text, where it names scripts and source languages, and for a container the rules named, whose kinds
+/// it tells apart by the members, and for binary content that neither the rules nor the first pass name only when
+/// the caller's decision can use libmagic's name for it (`namingBinary`: no claim, an abstract one or a tie);
+/// otherwise such content is `application/octet-stream` without the second pass (MagicRules.needsSoftMagic).
+/// With no rules loaded, libmagic alone is all there is, and the whole database is always searched.
+///
 /// Untrusted files are read here, in the agent, so libmagic is held short: it sees at most `byteLimit` bytes
 /// read by us (it never opens a path), never decompresses (MAGIC_NO_CHECK_COMPRESS: no decompressor processes),
-/// and its recursion and ELF-walking parameters are bounded. One cookie, used from the agent's one thread.
+/// and its recursion and ELF-walking parameters are bounded. One cookie (its flags say the pass), used from one
+/// thread.
 public final class ContentSniffer {
     /// How many bytes from the start of a file are examined.
     public static let byteLimit = 64 * 1024
@@ -24,6 +35,9 @@ public final class ContentSniffer {
     }
 
     private let cookie: OpaquePointer
+    private static let flags = MAGIC_MIME_TYPE | MAGIC_NO_CHECK_COMPRESS | MAGIC_NO_COMPRESS_FORK | MAGIC_ERROR
+    /// True while the cookie's flags skip libmagic's database (MAGIC_NO_CHECK_SOFT): the first, quick pass.
+    private var quick = false
     private var buffer: [UInt8]
     /// shared-mime-info's rules, asked before libmagic; empty: libmagic alone.
     public var rules: MagicRules = .empty
@@ -32,7 +46,18 @@ public final class ContentSniffer {
 
     /// Loads the default compiled magic database (`/usr/share/misc/magic.mgc`, or `$MAGIC`).
     public init() throws(SniffError) {
-        let flags = MAGIC_MIME_TYPE | MAGIC_NO_CHECK_COMPRESS | MAGIC_NO_COMPRESS_FORK | MAGIC_ERROR
+        self.cookie = try Self.open(Self.flags)
+        self.buffer = [UInt8](repeating: 0, count: Self.byteLimit)
+        let number = sys_magic_version()
+        self.version = "\(number / 100).\(number % 100)"
+    }
+
+    deinit {
+        sys_magic_close(cookie)
+    }
+
+    /// A cookie with `flags` and the default database loaded, bounded.
+    private static func open(_ flags: CInt) throws(SniffError) -> OpaquePointer {
         guard let cookie = sys_magic_open(flags) else {
             throw SniffError("magic_open: \(Errno.current)")
         }
@@ -48,22 +73,17 @@ public final class ContentSniffer {
                                    (MAGIC_PARAM_ELF_NOTES_MAX, 64), (MAGIC_PARAM_REGEX_MAX, 8192)] {
             _ = sys_magic_setparam(cookie, parameter, value)
         }
-        self.cookie = cookie
-        self.buffer = [UInt8](repeating: 0, count: Self.byteLimit)
-        let number = sys_magic_version()
-        self.version = "\(number / 100).\(number % 100)"
-    }
-
-    deinit {
-        sys_magic_close(cookie)
+        return cookie
     }
 
     /// The MIME type of an open file's first bytes (read with pread, so the offset is untouched).
     ///
     /// With `classifyingText: false`, bytes that are plain UTF-8 text are answered `text/plain` without asking
     /// libmagic, whose text heuristics cost 0.3 to 5 ms a file: for a caller whose decision no kind of text can
-    /// change (TypeResolver rule 5), that is all it needs to know.
-    public func sniff(_ file: FileDescriptor, classifyingText: Bool = true) -> Result<Sniffed, SniffError> {
+    /// change (TypeResolver rule 5), that is all it needs to know. With `namingBinary: false`, binary content that
+    /// neither the rules nor libmagic's built-in checks name is `application/octet-stream` (see the type).
+    public func sniff(_ file: FileDescriptor, classifyingText: Bool = true,
+                      namingBinary: Bool = true) -> Result<Sniffed, SniffError> {
         let started = ContinuousClock.now
         let count: Int
         switch buffer.withUnsafeMutableBytes({ bytes in Result { () throws(Errno) in try file.read(fully: bytes, at: 0) } }) {
@@ -75,7 +95,7 @@ public final class ContentSniffer {
             let byRules = buffer.withUnsafeBytes { sniffByRules(UnsafeRawBufferPointer(rebasing: $0[..<count])) }
             return .success(byRules.map { Sniffed($0, .rules, since: started) } ?? Sniffed("text/plain", .text, since: started))
         }
-        let answer = buffer.withUnsafeBytes { sniff(UnsafeRawBufferPointer(rebasing: $0[..<count])) }
+        let answer = buffer.withUnsafeBytes { sniff(UnsafeRawBufferPointer(rebasing: $0[..<count]), namingBinary: namingBinary) }
         guard count == buffer.count, case .success(let first) = answer, Self.needsMoreBytes(first.0) else {
             return answer.map { Sniffed($0.0, $0.1, since: started) }
         }
@@ -88,11 +108,22 @@ public final class ContentSniffer {
         }
     }
 
-    /// The rules' answer and which check gave it, libmagic asked only where the rules leave it open.
-    public func sniff(_ bytes: UnsafeRawBufferPointer) -> Result<(String, SniffPath), SniffError> {
+    /// The rules' answer and which check gave it, libmagic asked only where the rules leave it open, and its whole
+    /// database only where its built-in checks leave open what the decision needs (see the type's comment).
+    public func sniff(_ bytes: UnsafeRawBufferPointer, namingBinary: Bool = true) -> Result<(String, SniffPath), SniffError> {
         let match = rules.match(bytes)
         if let match, !MagicRules.needsLibmagic(match) { return .success((match.mimeType, .rules)) }
         guard let base = bytes.baseAddress ?? UnsafeRawPointer(bitPattern: 1) else { return .success(("", .libmagic)) }
+        if !rules.sections.isEmpty {
+            switch classify(base, bytes.count, quick: true) {
+            case .success(let answer):
+                if !MagicRules.needsSoftMagic(rules: match, quick: answer, namingBinary: namingBinary) {
+                    return .success((answer, .quick))
+                }
+            case .failure(let error):
+                return .failure(error)
+            }
+        }
         return classify(base, bytes.count).map { MagicRules.combine(rules: match, libmagic: $0) }
     }
 
@@ -140,7 +171,14 @@ public final class ContentSniffer {
         buffer.withUnsafeBytes { raw in classify(raw.baseAddress!, count) }
     }
 
-    private func classify(_ bytes: UnsafeRawPointer, _ count: Int) -> Result<String, SniffError> {
+    /// libmagic's answer, with its whole database or (`quick`) its built-in checks alone.
+    private func classify(_ bytes: UnsafeRawPointer, _ count: Int, quick: Bool = false) -> Result<String, SniffError> {
+        if quick != self.quick {
+            guard sys_magic_setflags(cookie, quick ? Self.flags | MAGIC_NO_CHECK_SOFT : Self.flags) == 0 else {
+                return .failure(SniffError(Self.message(cookie) ?? "magic_setflags failed"))
+            }
+            self.quick = quick
+        }
         guard let answer = sys_magic_buffer(cookie, bytes, count).map({ String(cString: $0) }) else {
             return .failure(SniffError(Self.message(cookie) ?? "magic_buffer failed"))
         }

@@ -117,11 +117,12 @@ public final class SnifferProcess {
 
     /// The MIME type of an open file's first bytes (read here with pread, so the worker never sees the file).
     /// With `classifyingText: false`, plain UTF-8 text is answered `text/plain` without asking libmagic
-    /// (see ContentSniffer.sniff).
+    /// (see ContentSniffer.sniff); with `namingBinary: false`, binary content that neither the rules nor libmagic's
+    /// built-in checks name is `application/octet-stream` without libmagic's database being searched.
     ///
     /// Only as many bytes as the rules can look at are read first (`rulesExtent`); the first `ContentSniffer.byteLimit`
     /// only when libmagic is needed and the file is longer.
-    public func sniff(_ file: FileDescriptor, classifyingText: Bool = true) -> Result<Sniffed, Failure> {
+    public func sniff(_ file: FileDescriptor, classifyingText: Bool = true, namingBinary: Bool = true) -> Result<Sniffed, Failure> {
         let started = ContinuousClock.now
         let first = rulesExtent > 0 ? rulesExtent : ContentSniffer.byteLimit
         var count: Int
@@ -170,7 +171,7 @@ public final class SnifferProcess {
             case .failure(let error): return .failure(.unreadable(error))
             }
         }
-        let result = exchange("S", count).flatMap(Self.parseAnswer)
+        let result = exchange(namingBinary ? "S" : "C", count).flatMap(Self.parseAnswer)
         guard count == ContentSniffer.byteLimit, case .success(let answered) = result,
               ContentSniffer.needsMoreBytes(answered.0) else {
             return result.map { Sniffed($0.0, $0.1, since: started) }

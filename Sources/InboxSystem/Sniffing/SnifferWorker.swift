@@ -13,7 +13,10 @@ import InboxCore
 /// Messages: the worker first says `ready <extent> <sections> <skipped> <libmagic version>` (`extent`: how many
 /// bytes the rules can look at) or `error <reason>`; then each request is a tag byte followed by up to
 /// `ContentSniffer.byteLimit` bytes of a file. `S` asks for the content's type: the answer is `ok <path> <MIME
-/// type>` (`path` a SniffPath: rules, libmagic or both) or `error <reason>`. `Q` asks the rules alone: `ok rules
+/// type>` (`path` a SniffPath: rules, libmagic, both or quick) or `error <reason>`. `C` asks the same for a file
+/// whose claim stands against content only libmagic's database would name: binary that neither the rules nor
+/// libmagic's built-in checks name is then `ok quick application/octet-stream` (ContentSniffer.sniff,
+/// `namingBinary: false`). `Q` asks the rules alone: `ok rules
 /// <MIME type>`, or `more` when they are not the last word (the agent then sends up to `byteLimit` bytes as `S`).
 /// A request for more bytes than one message holds (up to `ContentSniffer.extendedByteLimit`) sends its first
 /// parts as `A` messages, which get no answer, and its last as the `S`. The agent closing the channel ends the
@@ -60,7 +63,7 @@ public enum SnifferWorker {
                 overlong = overlong || pending.count + count - 1 > ContentSniffer.extendedByteLimit
                 if !overlong { pending += request[1..<count] }
                 continue
-            case UInt8(ascii: "S"):
+            case UInt8(ascii: "S"), UInt8(ascii: "C"):
                 break
             case UInt8(ascii: "Q"):
                 pending = []
@@ -74,14 +77,17 @@ public enum SnifferWorker {
                 answer(channel, "error malformed request")
                 continue
             }
+            let namingBinary = request[0] == UInt8(ascii: "S")
             let result: Result<(String, SniffPath), SniffError>
             if overlong || pending.count + count - 1 > ContentSniffer.extendedByteLimit {
                 result = .failure(SniffError("request longer than \(ContentSniffer.extendedByteLimit) bytes"))
             } else if pending.isEmpty {
-                result = request.withUnsafeBytes { sniffer.sniff(UnsafeRawBufferPointer(rebasing: $0[1..<count])) }
+                result = request.withUnsafeBytes {
+                    sniffer.sniff(UnsafeRawBufferPointer(rebasing: $0[1..<count]), namingBinary: namingBinary)
+                }
             } else {
                 pending += request[1..<count]
-                result = pending.withUnsafeBytes { sniffer.sniff($0) }
+                result = pending.withUnsafeBytes { sniffer.sniff($0, namingBinary: namingBinary) }
             }
             pending = []
             overlong = false

@@ -13,6 +13,7 @@ func sys_magic_setparam(_ cookie: OpaquePointer, _ parameter: CInt, _ value: Int
 func sys_magic_buffer(_ cookie: OpaquePointer, _ bytes: UnsafeRawPointer, _ count: Int) -> UnsafePointer<CChar>? {
     magic_buffer(cookie, bytes, count)
 }
+func sys_magic_setflags(_ cookie: OpaquePointer, _ flags: CInt) -> CInt { magic_setflags(cookie, flags) }
 func sys_magic_error(_ cookie: OpaquePointer) -> UnsafePointer<CChar>? { magic_error(cookie) }
 func sys_magic_close(_ cookie: OpaquePointer) { magic_close(cookie) }
 func sys_magic_version() -> CInt { magic_version() }

@@ -4,20 +4,23 @@ import InboxCore
 /// process for inboxctl (as file(1) does).
 public protocol ContentSniffing: AnyObject {
     /// The MIME type of the file's first bytes (shared-mime-info's rules, then libmagic), which check said it and
-    /// what it cost; with `classifyingText: false` plain text may be answered `text/plain` without asking libmagic.
+    /// what it cost; with `classifyingText: false` plain text may be answered `text/plain` without asking libmagic,
+    /// with `namingBinary: false` binary that only libmagic's database would name is `application/octet-stream`.
     /// A `.crashed` or `.timedOut` failure blames the file.
-    func sniffContent(_ file: FileDescriptor, classifyingText: Bool) -> Result<Sniffed, SnifferProcess.Failure>
+    func sniffContent(_ file: FileDescriptor, classifyingText: Bool,
+                      namingBinary: Bool) -> Result<Sniffed, SnifferProcess.Failure>
 }
 
 extension SnifferProcess: ContentSniffing {
-    public func sniffContent(_ file: FileDescriptor, classifyingText: Bool) -> Result<Sniffed, Failure> {
-        sniff(file, classifyingText: classifyingText)
+    public func sniffContent(_ file: FileDescriptor, classifyingText: Bool, namingBinary: Bool) -> Result<Sniffed, Failure> {
+        sniff(file, classifyingText: classifyingText, namingBinary: namingBinary)
     }
 }
 
 extension ContentSniffer: ContentSniffing {
-    public func sniffContent(_ file: FileDescriptor, classifyingText: Bool) -> Result<Sniffed, SnifferProcess.Failure> {
-        sniff(file, classifyingText: classifyingText).mapError { .refused($0.description) }
+    public func sniffContent(_ file: FileDescriptor, classifyingText: Bool,
+                             namingBinary: Bool) -> Result<Sniffed, SnifferProcess.Failure> {
+        sniff(file, classifyingText: classifyingText, namingBinary: namingBinary).mapError { .refused($0.description) }
     }
 }
 
@@ -50,7 +53,7 @@ public final class TypeInspector {
         var sniffed: Sniffed?
         var failure: SnifferProcess.Failure?
         if let sniffer {
-            switch sniffer.sniffContent(file, classifyingText: claim.needsTextClassified) {
+            switch sniffer.sniffContent(file, classifyingText: claim.needsTextClassified, namingBinary: claim.needsBinaryNamed) {
             case .success(let answer):
                 sniffed = answer
             case .failure(let error):
