@@ -22,8 +22,8 @@ final class RecordingHandoff: DeliveryHandoff {
 final class AnsweringSniffer: ContentSniffing {
     let answer: Result<Sniffed, SnifferProcess.Failure>
     init(_ answer: Result<Sniffed, SnifferProcess.Failure>) { self.answer = answer }
-    func sniffContent(_ file: FileDescriptor, classifyingText: Bool,
-                      namingBinary: Bool) -> Result<Sniffed, SnifferProcess.Failure> { answer }
+    func sniffContent(_ file: FileDescriptor, classifyingText: Bool, namingBinary: Bool,
+                      refiningText: Bool) -> Result<Sniffed, SnifferProcess.Failure> { answer }
 }
 
 /// A drop Inbox, a state directory and a handlers.d in a fresh temp directory, with registrations written there;

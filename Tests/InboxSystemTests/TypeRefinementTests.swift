@@ -29,6 +29,10 @@ struct TypeRefinementTests {
         Case(name: "key.asc", content: "application/pgp-keys", byRules: true, mimeType: "application/pgp-keys", source: .content),
         // Never towards a script from a name that is none; within scripts, yes.
         Case(name: "notes.txt", content: "application/x-shellscript", byRules: true, mimeType: "text/plain", source: .extension),
+        // A plain-text name no glob gives another type is not refined by any kind of text (that would be classifying
+        // it), so its text is never shown to the rules (Claim.refinableAsText).
+        Case(name: "key.txt", content: "application/pgp-keys", byRules: true, mimeType: "text/plain", source: .extension),
+        Case(name: "feed.txt", content: "application/rss+xml", byRules: true, mimeType: "text/plain", source: .extension),
         Case(name: "run.py", content: "text/x-python3", byRules: true, mimeType: "text/x-python3", source: .extension),
         // A generic container's name stays (an EPUB named .zip).
         Case(name: "book.zip", content: "application/epub+zip", byRules: true, mimeType: "application/zip", source: .extension),
@@ -38,6 +42,13 @@ struct TypeRefinementTests {
         Case(name: "schema.json", content: "application/schema+json", byRules: true, mimeType: "application/schema+json",
              source: .extension),
     ]
+
+    /// Which claims the sniffer shows text to the rules for: those some kind of text could refine.
+    @Test(arguments: [("notes.txt", false), ("NOTES.TXT", false), ("README", true), ("key.asc", true),
+                      ("feed.xml", true), ("run.py", true), ("photo.png", true)])
+    func textIsShownToTheRulesOnlyWhereItCouldRefineTheClaim(_ name: String, _ refinable: Bool) {
+        #expect(TypeResolver.claim(explicit: nil, fileName: name, in: Self.database).refinableAsText == refinable)
+    }
 
     @Test(arguments: cases) func decides(_ test: Case) {
         let claim = TypeResolver.claim(explicit: nil, fileName: test.name, in: Self.database)

@@ -80,12 +80,21 @@ struct GlobTable: Sendable {
         return other.pattern.unicodeScalars.count > best.pattern.unicodeScalars.count ? folded : exact
     }
 
-    private func matches(_ name: String, caseInsensitiveOnly: Bool) -> [Glob] {
-        let eligible: (Glob) -> Bool = { !caseInsensitiveOnly || !$0.caseSensitive }
-        let literal = best(literals[name]?.filter(eligible) ?? [])
-        if !literal.isEmpty { return literal }
+    /// Every MIME type any glob of any weight gives a name, exact case or lowercased (`*.asc`: plain text at 50, and
+    /// PGP keys, signatures and encrypted data at 10).
+    func allTypes(_ name: String) -> Set<String> {
+        var types = Set(matches(name, caseInsensitiveOnly: false, all: true).map(\.mimeType))
+        let lowered = name.lowercased()
+        if lowered != name { types.formUnion(matches(lowered, caseInsensitiveOnly: true, all: true).map(\.mimeType)) }
+        return types
+    }
 
-        var found: [Glob] = []
+    private func matches(_ name: String, caseInsensitiveOnly: Bool, all: Bool = false) -> [Glob] {
+        let eligible: (Glob) -> Bool = { !caseInsensitiveOnly || !$0.caseSensitive }
+        let literal = all ? literals[name]?.filter(eligible) ?? [] : best(literals[name]?.filter(eligible) ?? [])
+        if !literal.isEmpty && !all { return literal }
+
+        var found: [Glob] = literal
         // The suffixes that can match, from the shortest: each a slice of the name, looked up as it is.
         let view = name.unicodeScalars
         var start = view.endIndex
@@ -103,7 +112,7 @@ struct GlobTable: Sendable {
                 found.append(glob)
             }
         }
-        return best(found)
+        return all ? found : best(found)
     }
 
     /// Highest weight, then longest pattern; the globs tied on both, one per MIME type, in the order read.

@@ -112,6 +112,11 @@ public struct MIMEDatabase: Sendable {
         return found.filter { seen.insert($0.mimeType).inserted }
     }
 
+    /// Every MIME type a glob of any weight gives a file name, canonical.
+    public func allTypes(fileName: String) -> Set<String> {
+        Set(globs.allTypes(fileName).map(canonical))
+    }
+
     /// True when `mimeType` is `ancestor` or descends from it through `subclasses` (and the implicit parents).
     public func descends(_ mimeType: String, from ancestor: String) -> Bool {
         let target = canonical(ancestor)

@@ -99,6 +99,12 @@ public enum TypeResolver {
         public let isTie: Bool
         /// True when the claimed type's files cannot be text, so that text content overturns it.
         public let cannotBeText: Bool
+        /// True when shared-mime-info's rules could refine the claim with a kind of text (rule 4: a PGP key named
+        /// `.asc`, an RSS feed named `.xml`, Python 3 named `.py`). False for a plain-text claim whose name no glob of
+        /// any weight gives another type (`notes.txt`): every kind of text descends from plain text, so refining it
+        /// would be classifying the text, which such a claim does not need (rule 5), and the sniffer need not show
+        /// its text to the rules at all. `.asc` (plain text at weight 50; PGP keys, signatures at 10) is refined.
+        public let refinableAsText: Bool
 
         /// True when libmagic's view of text content could change the decision: there is no claim to keep, it is
         /// abstract, it is a tie, or it cannot be text. Otherwise text content (which does not disprove a claim that
@@ -187,7 +193,7 @@ public enum TypeResolver {
     /// (ZIP, OLE2, gzip ...: their names decide, as before); never a script or an
     /// executable unless the claim is one (a name that can be text is never overturned towards a script).
     static func refines(_ sniffed: ContentType, _ claim: Claim, in database: TypeDatabase) -> Bool {
-        guard let claimed = claim.identifier, let claimMIME = claim.mimeType,
+        guard claim.refinableAsText, let claimed = claim.identifier, let claimMIME = claim.mimeType,
               database.mime.canonical(sniffed.mimeType) != database.mime.canonical(claimMIME),
               database.mime.descends(sniffed.mimeType, from: claimMIME),
               // A generic container's name keeps a kind of it (an EPUB named .zip stays a ZIP archive).
@@ -216,10 +222,12 @@ public enum TypeResolver {
         func made(_ identifier: String?, _ source: Source, mimeType: String?, alternatives: [NameType] = [],
                   isTie: Bool = false) -> Claim {
             let abstract = identifier.map { database.declaration(for: $0)?.extensions.isEmpty ?? true } ?? false
+            let claimedMIME = mimeType ?? identifier.flatMap(database.preferredMIMEType(of:))
+            let refinable = claimedMIME.map { database.mime.canonical($0) != "text/plain" } ?? true
+                || database.mime.allTypes(fileName: fileName).contains { $0 != "text/plain" }
             return Claim(identifier: identifier, source: source, diagnostics: diagnostics, isAbstract: abstract,
-                         mimeType: mimeType ?? identifier.flatMap(database.preferredMIMEType(of:)),
-                         alternatives: alternatives, isTie: isTie,
-                         cannotBeText: identifier.map(database.cannotBeText) ?? false)
+                         mimeType: claimedMIME, alternatives: alternatives, isTie: isTie,
+                         cannotBeText: identifier.map(database.cannotBeText) ?? false, refinableAsText: refinable)
         }
         if let explicit, case let trimmed = explicit.trimmingINIWhitespace(), !trimmed.isEmpty {
             if trimmed.utf8.count > MetadataLimits.contentTypeBytes {

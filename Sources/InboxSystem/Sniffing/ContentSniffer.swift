@@ -81,9 +81,10 @@ public final class ContentSniffer {
     /// With `classifyingText: false`, bytes that are plain UTF-8 text are answered `text/plain` without asking
     /// libmagic, whose text heuristics cost 0.3 to 5 ms a file: for a caller whose decision no kind of text can
     /// change (TypeResolver rule 5), that is all it needs to know. With `namingBinary: false`, binary content that
-    /// neither the rules nor libmagic's built-in checks name is `application/octet-stream` (see the type).
-    public func sniff(_ file: FileDescriptor, classifyingText: Bool = true,
-                      namingBinary: Bool = true) -> Result<Sniffed, SniffError> {
+    /// neither the rules nor libmagic's built-in checks name is `application/octet-stream` (see the type). With
+    /// `refiningText: false` as well, such text is not shown to the rules either: `text/plain` is all.
+    public func sniff(_ file: FileDescriptor, classifyingText: Bool = true, namingBinary: Bool = true,
+                      refiningText: Bool = true) -> Result<Sniffed, SniffError> {
         let started = ContinuousClock.now
         let count: Int
         switch buffer.withUnsafeMutableBytes({ bytes in Result { () throws(Errno) in try file.read(fully: bytes, at: 0) } }) {
@@ -91,6 +92,7 @@ public final class ContentSniffer {
         case .failure(let error): return .failure(SniffError("read: \(error)"))
         }
         if !classifyingText && Self.isText(buffer.prefix(count)) {
+            guard refiningText else { return .success(Sniffed("text/plain", .text, since: started)) }
             // The rules may name a kind of text that refines the claim; libmagic's kinds could not change it.
             let byRules = buffer.withUnsafeBytes { sniffByRules(UnsafeRawBufferPointer(rebasing: $0[..<count])) }
             return .success(byRules.map { Sniffed($0, .rules, since: started) } ?? Sniffed("text/plain", .text, since: started))

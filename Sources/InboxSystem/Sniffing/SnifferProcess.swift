@@ -122,7 +122,11 @@ public final class SnifferProcess {
     ///
     /// Only as many bytes as the rules can look at are read first (`rulesExtent`); the first `ContentSniffer.byteLimit`
     /// only when libmagic is needed and the file is longer.
-    public func sniff(_ file: FileDescriptor, classifyingText: Bool = true, namingBinary: Bool = true) -> Result<Sniffed, Failure> {
+    ///
+    /// With `refiningText: false` (a claim no kind of text refines, TypeResolver.Claim.refinableAsText) plain text is
+    /// answered `text/plain` here, without a request to the child at all.
+    public func sniff(_ file: FileDescriptor, classifyingText: Bool = true, namingBinary: Bool = true,
+                      refiningText: Bool = true) -> Result<Sniffed, Failure> {
         let started = ContinuousClock.now
         let first = rulesExtent > 0 ? rulesExtent : ContentSniffer.byteLimit
         var count: Int
@@ -136,7 +140,7 @@ public final class SnifferProcess {
         if !classifyingText && ContentSniffer.isText(buffer[1..<(1 + count)]) {
             // Text: the rules may name a kind of it (a PGP key, an RSS feed) that refines the claim; libmagic's
             // kinds of text could not change the decision.
-            if rulesExtent > 0 {
+            if rulesExtent > 0 && refiningText {
                 switch exchange("Q", min(count, rulesExtent)) {
                 case .success(let text) where text.hasPrefix("ok rules "):
                     return .success(Sniffed(String(text.dropFirst(9)), .rules, since: started))

@@ -98,15 +98,16 @@ public final class SnifferSupervisor: ContentSniffing {
                            landlockABI: LandlockRuleset.abi(), mimeDirectories: mimeDirectories)
     }
 
-    public func sniffContent(_ file: FileDescriptor, classifyingText: Bool,
-                             namingBinary: Bool) -> Result<Sniffed, SnifferProcess.Failure> {
+    public func sniffContent(_ file: FileDescriptor, classifyingText: Bool, namingBinary: Bool,
+                             refiningText: Bool) -> Result<Sniffed, SnifferProcess.Failure> {
         guard var sniffer = current else { return .failure(.refused("no content sniffer")) }
         if !sniffer.isAlive {
             logger.log(.warning, "The content sniffer (pid \(sniffer.process.pid)) exited; starting another")
             guard let replacement = restart() else { return .failure(.refused("no content sniffer")) }
             sniffer = replacement
         }
-        let result = sniffer.sniff(file, classifyingText: classifyingText, namingBinary: namingBinary)
+        let result = sniffer.sniff(file, classifyingText: classifyingText, namingBinary: namingBinary,
+                                   refiningText: refiningText)
         if case .success(let sniffed) = result { costs.add(sniffed) }
         if case .failure(.crashed) = result { restart() }
         if case .failure(.timedOut) = result { restart() }

@@ -5,22 +5,25 @@ import InboxCore
 public protocol ContentSniffing: AnyObject {
     /// The MIME type of the file's first bytes (shared-mime-info's rules, then libmagic), which check said it and
     /// what it cost; with `classifyingText: false` plain text may be answered `text/plain` without asking libmagic,
-    /// with `namingBinary: false` binary that only libmagic's database would name is `application/octet-stream`.
-    /// A `.crashed` or `.timedOut` failure blames the file.
-    func sniffContent(_ file: FileDescriptor, classifyingText: Bool,
-                      namingBinary: Bool) -> Result<Sniffed, SnifferProcess.Failure>
+    /// with `namingBinary: false` binary that only libmagic's database would name is `application/octet-stream`,
+    /// with `refiningText: false` such plain text is not shown to the rules either (no kind of text can refine the
+    /// claim). A `.crashed` or `.timedOut` failure blames the file.
+    func sniffContent(_ file: FileDescriptor, classifyingText: Bool, namingBinary: Bool,
+                      refiningText: Bool) -> Result<Sniffed, SnifferProcess.Failure>
 }
 
 extension SnifferProcess: ContentSniffing {
-    public func sniffContent(_ file: FileDescriptor, classifyingText: Bool, namingBinary: Bool) -> Result<Sniffed, Failure> {
-        sniff(file, classifyingText: classifyingText, namingBinary: namingBinary)
+    public func sniffContent(_ file: FileDescriptor, classifyingText: Bool, namingBinary: Bool,
+                             refiningText: Bool) -> Result<Sniffed, Failure> {
+        sniff(file, classifyingText: classifyingText, namingBinary: namingBinary, refiningText: refiningText)
     }
 }
 
 extension ContentSniffer: ContentSniffing {
-    public func sniffContent(_ file: FileDescriptor, classifyingText: Bool,
-                             namingBinary: Bool) -> Result<Sniffed, SnifferProcess.Failure> {
-        sniff(file, classifyingText: classifyingText, namingBinary: namingBinary).mapError { .refused($0.description) }
+    public func sniffContent(_ file: FileDescriptor, classifyingText: Bool, namingBinary: Bool,
+                             refiningText: Bool) -> Result<Sniffed, SnifferProcess.Failure> {
+        sniff(file, classifyingText: classifyingText, namingBinary: namingBinary, refiningText: refiningText)
+            .mapError { .refused($0.description) }
     }
 }
 
@@ -53,7 +56,8 @@ public final class TypeInspector {
         var sniffed: Sniffed?
         var failure: SnifferProcess.Failure?
         if let sniffer {
-            switch sniffer.sniffContent(file, classifyingText: claim.needsTextClassified, namingBinary: claim.needsBinaryNamed) {
+            switch sniffer.sniffContent(file, classifyingText: claim.needsTextClassified, namingBinary: claim.needsBinaryNamed,
+                                        refiningText: claim.refinableAsText) {
             case .success(let answer):
                 sniffed = answer
             case .failure(let error):
