@@ -152,7 +152,7 @@ public final class SnifferProcess {
                 return .success(Sniffed("text/plain", .text, since: started))
             }
             // Text so far; the rest of what libmagic would see decides whether it is text.
-            switch read(file, ContentSniffer.byteLimit) {
+            switch read(file, from: count, ContentSniffer.byteLimit) {
             case .success(let n): count = n
             case .failure(let error): return .failure(.unreadable(error))
             }
@@ -170,7 +170,7 @@ public final class SnifferProcess {
             case .failure(let failure):
                 return .failure(failure)
             }
-            switch read(file, ContentSniffer.byteLimit) {
+            switch read(file, from: count, ContentSniffer.byteLimit) {
             case .success(let n): count = n
             case .failure(let error): return .failure(.unreadable(error))
             }
@@ -183,10 +183,13 @@ public final class SnifferProcess {
         return sniffMore(file).flatMap(Self.parseAnswer).map { Sniffed($0.0, $0.1, since: started) }
     }
 
-    /// Up to `limit` bytes of the file from its start into the buffer after the tag byte.
-    private func read(_ file: FileDescriptor, _ limit: Int) -> Result<Int, Errno> {
+    /// The file's bytes from `start` (what the buffer already holds from its start) up to `limit`, into the buffer
+    /// after the tag byte; how many of the file's first bytes the buffer holds then.
+    private func read(_ file: FileDescriptor, from start: Int = 0, _ limit: Int) -> Result<Int, Errno> {
         buffer.withUnsafeMutableBytes { bytes in
-            Result { () throws(Errno) in try file.read(fully: .init(rebasing: bytes[1..<(1 + limit)]), at: 0) }
+            Result { () throws(Errno) in
+                start + (try file.read(fully: .init(rebasing: bytes[(1 + start)..<(1 + limit)]), at: Int64(start)))
+            }
         }
     }
 
