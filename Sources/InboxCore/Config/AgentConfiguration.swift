@@ -26,6 +26,8 @@ public struct AgentConfiguration: Sendable, Hashable {
     public var retention = RetentionSettings()
     /// MaxInboxFiles=, MaxInboxBytes= and their PerSender= forms: the bounds of every drop Inbox.
     public var inboxBounds = InboxBounds()
+    /// MaxPackageDepth=, MaxPackageEntries=, MaxPackageSize=: the bounds of a package document.
+    public var packageLimits = PackageLimits()
 
     /// Creates a configuration; every setting defaults to "unset".
     public init(inboxes: [String] = [], handlerDirectories: [String] = [], stateDirectory: String? = nil,

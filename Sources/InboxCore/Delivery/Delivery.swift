@@ -69,6 +69,8 @@ public struct Delivery: Sendable, Hashable {
     public var alone = false
     /// The systemd unit that runs it, for a `Unit=` handler (journal field `INBOX_UNIT`).
     public var unit: String?
+    /// The document is a package: a directory delivered whole (`INBOX_PACKAGE=1`).
+    public var isPackage = false
 
     public init(id: String, handler: String, chosenBy: ChosenBy = .rank, name: String, path: String, documents: String,
                 contentType: String, typeSource: ResolvedType.Source = .extension, contentTypes: [String],

@@ -1,0 +1,168 @@
+import Glibc
+import InboxCore
+
+// CONTRACT (issue 21): the shapes every owner codes against. The bodies are the `tree` branch's to write; until
+// they are, nothing calls them.
+
+/// One entry of a package as it was checked: where it lies inside the package and what the after-exit check
+/// compares.
+public struct PackageEntry: Sendable, Hashable {
+    /// Relative to the package's directory, components joined by "/"; empty for the package's own directory.
+    public let path: [UInt8]
+    /// `.regular` or `.directory`: nothing else is ever accepted.
+    public let kind: EntryKind
+    /// Levels below the package's directory (the directory itself 0, its entries 1).
+    public let depth: Int
+    public let device: UInt64
+    public let inode: UInt64
+    public let mode: UInt32
+    public let owner: UInt32
+    public let size: Int64
+    /// st_mtim and st_ctim in nanoseconds since the epoch.
+    public let modified: Int64
+    public let changed: Int64
+
+    public init(path: [UInt8], kind: EntryKind, depth: Int, status st: stat) {
+        self.path = path
+        self.kind = kind
+        self.depth = depth
+        device = UInt64(st.st_dev)
+        inode = UInt64(st.st_ino)
+        mode = UInt32(st.st_mode)
+        owner = UInt32(st.st_uid)
+        size = Int64(st.st_size)
+        modified = Int64(st.st_mtim.tv_sec) * 1_000_000_000 + Int64(st.st_mtim.tv_nsec)
+        changed = Int64(st.st_ctim.tv_sec) * 1_000_000_000 + Int64(st.st_ctim.tv_nsec)
+    }
+}
+
+/// A package as checked: every entry, the package's own directory first, then depth first in name order.
+public struct PackageManifest: Sendable, Hashable {
+    public let entries: [PackageEntry]
+
+    public init(entries: [PackageEntry]) { self.entries = entries }
+
+    /// The package's own directory.
+    public var root: PackageEntry { entries[0] }
+    /// Bytes of all its regular files.
+    public var totalBytes: Int64 { entries.reduce(0) { $0 + ($1.kind == .regular ? $1.size : 0) } }
+    /// Entries below the package's directory.
+    public var entryCount: Int { entries.count - 1 }
+    /// The names directly inside the package, with whether each is a directory: what a format's marker is looked
+    /// for in (`TXT.rtf` in an RTFD, `Index/` in an iWork package).
+    public var topLevel: [(name: String, isDirectory: Bool)] {
+        entries.filter { $0.depth == 1 }.map { (String(decoding: $0.path, as: UTF8.self), $0.kind == .directory) }
+    }
+}
+
+/// What changed in a package between two checks; nil from `PackageManifest.change(since:)` when nothing did.
+public enum PackageChange: Sendable, Hashable {
+    /// An entry that was not there before.
+    case added(path: String)
+    /// The same entry (device and inode) with other content, size, mode, owner or times.
+    case changed(path: String)
+    /// Another inode at the same path.
+    case swapped(path: String)
+    /// An entry that is gone (only a change when removal was not allowed).
+    case removed(path: String)
+
+    /// "entry Data/x.png was added": for the journal and the failure attribute.
+    public var description: String {
+        switch self {
+        case .added(let path): "entry \(path) was added"
+        case .changed(let path): "entry \(path) was changed"
+        case .swapped(let path): "entry \(path) was replaced by another file"
+        case .removed(let path): "entry \(path) was removed"
+        }
+    }
+}
+
+extension PackageManifest {
+    /// The first difference from `earlier`, in `earlier`'s order then this one's: nil when the tree is the same.
+    /// `allowingRemoval`: entries that are gone are no change (a handler may remove what it was given).
+    /// `ignoringRootChange`: the package directory's own change time is not compared (an attribute the agent wrote).
+    public func change(since earlier: PackageManifest, allowingRemoval: Bool,
+                       ignoringRootChange: Bool = false) -> PackageChange? {
+        fatalError("PackageManifest.change: the tree branch builds it")
+    }
+}
+
+/// Why a package is refused. `.changing` passes (checked again after the writer back-off); the others never do.
+public enum PackageRefusal: Error, Sendable, Hashable {
+    case symlink(path: String)
+    case hardLink(path: String)
+    /// A FIFO, socket, device or unknown kind.
+    case special(path: String, kind: EntryKind)
+    /// A mount point, or an entry on another filesystem.
+    case mountPoint(path: String)
+    case tooDeep(limit: Int)
+    case tooManyEntries(limit: Int)
+    case tooLarge(limit: Int64)
+    /// Its tree changed while it was checked: still being written.
+    case changing(path: String)
+    /// An entry could not be opened or read.
+    case unreadable(path: String, errno: Errno)
+
+    /// True for a package still being written: checked again later, then refused.
+    public var passes: Bool { if case .changing = self { true } else { false } }
+
+    /// "contains a symbolic link: Data/link": the failure attribute's and the journal's wording.
+    public var reason: String {
+        switch self {
+        case .symlink(let path): "contains a symbolic link: \(path)"
+        case .hardLink(let path): "contains a file with more than one link: \(path)"
+        case .special(let path, let kind): "contains a \(kind.rawValue): \(path)"
+        case .mountPoint(let path): "contains a mount point: \(path)"
+        case .tooDeep(let limit): "is more than \(limit) levels deep (MaxPackageDepth=)"
+        case .tooManyEntries(let limit): "has more than \(limit) entries (MaxPackageEntries=)"
+        case .tooLarge(let limit): "is larger than \(limit) bytes (MaxPackageSize=)"
+        case .changing(let path): "was still being written (\(path) changed while it was checked)"
+        case .unreadable(let path, let errno): "cannot be read: \(path): \(errno)"
+        }
+    }
+}
+
+/// Package documents on disk: opened, checked, handed over, copied and removed by descriptor, never following a
+/// link and never leaving the package's own filesystem (docs/design.md, Package documents).
+public enum PackageTree {
+    /// Walks the open package directory `root` by descriptor (openat2 with RESOLVE_BENEATH, RESOLVE_NO_SYMLINKS,
+    /// RESOLVE_NO_MAGICLINKS and RESOLVE_NO_XDEV, or the same rules by hand): only directories and regular files
+    /// with one link, within `limits`; the tree must not change while it is walked (`.changing`).
+    public static func check(_ root: FileDescriptor, limits: PackageLimits) -> Result<PackageManifest, PackageRefusal> {
+        fatalError("PackageTree.check: the tree branch builds it")
+    }
+
+    /// Gives every entry of a checked package `owner`/`group` (nil: unchanged) and the modes a handler's copy has:
+    /// files `fileMode`, directories `directoryMode`, through descriptors of the very entries of `manifest`.
+    public static func handOver(_ root: FileDescriptor, manifest: PackageManifest, owner: uid_t?, group: gid_t?,
+                                fileMode: mode_t, directoryMode: mode_t) -> Errno? {
+        fatalError("PackageTree.handOver: the tree branch builds it")
+    }
+
+    /// Copies the open package `root` into `target` as `name` (made 0700, filled, fsynced; the caller renames it on),
+    /// entry by entry through descriptors, refusing what `check` refuses. Returns the copy's manifest.
+    public static func copy(_ root: FileDescriptor, into target: Directory, as name: [UInt8],
+                            limits: PackageLimits) -> Result<PackageManifest, PackageCopyFailure> {
+        fatalError("PackageTree.copy: the tree branch builds it")
+    }
+
+    /// Removes the package `name` in `directory` and everything in it, depth first by descriptor, never following a
+    /// link and never crossing a mount; nil when it is gone.
+    public static func remove(_ name: [UInt8], in directory: Directory) -> Errno? {
+        fatalError("PackageTree.remove: the tree branch builds it")
+    }
+}
+
+/// Why a package could not be copied: the source refused, or the copy failed.
+public enum PackageCopyFailure: Error, Sendable {
+    case refused(PackageRefusal)
+    case failed(SystemError)
+}
+
+extension Directory {
+    /// Opens an entry only if it is a directory: pinned with O_PATH|O_NOFOLLOW, checked with fstat, and reopened
+    /// O_RDONLY|O_DIRECTORY through /proc/self/fd (the very inode checked); any other kind is `.refused(kind)`.
+    public func openPackage(_ name: [UInt8]) -> SafeOpenResult {
+        fatalError("Directory.openPackage: the tree branch builds it")
+    }
+}
