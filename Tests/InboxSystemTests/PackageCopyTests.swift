@@ -157,6 +157,44 @@ struct PackageCopyTests {
         default: Issue.record("a directory was opened as a file")
         }
     }
+
+    /// A `Unit=` handler's delivery files say it is a package, as a launched handler's environment and stdin do.
+    @Test func aUnitsDeliveryFilesSayItIsAPackage() throws {
+        let directory = try TemporaryDirectory()
+        let loop = try EventLoop()
+        let manager = try FakeManager(socket: directory.path + "/private", script: UnitLauncherTests.Script(after: [
+            .unit(state: "active", job: 0), .service(code: 1, status: 0, result: "success"),
+            .unit(state: "inactive", job: 0)]))
+        let launcher = UnitLauncher(loop: loop, logger: Logger(target: .stderr, threshold: .error),
+                                    runtimeDirectory: directory.path, address: "unix:path=\(manager.path)", refusal: nil)
+        let container = try Container(handler: "test.unit", in: try Directory(path: directory.path).subdirectory("containers"),
+                                      identity: nil)
+        var registration = HandlerRegistration(identifier: "test.unit", exec: .none, path: "/h/test.unit.handler")
+        registration.unit = try UnitTemplate(parsing: "inboxd-test@.service")
+        var delivery = Delivery(id: "0123456789abcdef0123456789abcdef", handler: "test.unit", name: "Report.rtfd",
+                                path: container.inbox.child("Report.rtfd"), documents: container.documents,
+                                contentType: "com.apple.rtfd", contentTypes: ["com.apple.rtfd"], attempt: 1)
+        delivery.isPackage = true
+        delivery.unit = registration.unit?.instance(delivery.id)
+        let copy = try FileDescriptor.open("/dev/null", .readOnly)
+        defer { copy.close() }
+        var outcome: DeliveryOutcome?
+        manager.onCall = { if outcome != nil { loop.exit(code: 0) } }
+        guard case .started = launcher.start(delivery, copy: copy, registration: registration, container: container,
+                                             ended: { outcome = $0; loop.exit(code: 0) }) else {
+            Issue.record("not started")
+            return
+        }
+        try manager.accept(on: loop)
+        let deadline = try loop.addTimer(after: .seconds(10)) { loop.exit(code: 1) }
+        #expect(try loop.run() == 0, "no end within 10 s")
+        _ = deadline
+        #expect(outcome == .exited(0))
+        let environment = manager.environmentAtStart ?? ""
+        #expect(environment.contains("INBOX_FILE=\"\(container.inbox.path)/Report.rtfd\"\nINBOX_URL="), "\(environment)")
+        #expect(environment.contains("\nINBOX_PACKAGE=\"1\"\n"), "\(environment)")
+        #expect(manager.documentAtStart?.contains(#""name":"Report.rtfd","package":true,"#) == true)
+    }
 }
 
 /// One test's state directory with a container whose Inbox holds packages, its `InboxCopies`, and a launcher that
