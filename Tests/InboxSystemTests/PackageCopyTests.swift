@@ -301,12 +301,13 @@ final class CopyRig {
         }
     }
 
-    /// Runs `script` as the delivery's handler (`%f`), without Landlock, until it ends; once per rig.
+    /// Runs `script` as the delivery's handler (`%f`), without Landlock, until it ends; once per rig. By its interpreter:
+    /// a child another test spawns while the script is written would make an exec of the script itself ETXTBSY.
     func launch(_ delivery: Delivery, copy: FileDescriptor, script: String) throws -> DeliveryOutcome? {
         let handler = path("handler-\(marker).sh")
         try ("#!/bin/sh\n" + script + "\n").write(toFile: handler, atomically: true, encoding: .utf8)
         chmod(handler, 0o755)
-        let registration = HandlerRegistration(identifier: "test.package", exec: try ExecCommand(parsing: handler + " %f"),
+        let registration = HandlerRegistration(identifier: "test.package", exec: try ExecCommand(parsing: "/bin/sh " + handler + " %f"),
                                                path: "/h/test.package")
         var outcome: DeliveryOutcome?
         let launcher = ProcessLauncher(spawner: spawner)

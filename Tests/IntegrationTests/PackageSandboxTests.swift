@@ -81,7 +81,7 @@ struct PackageSandboxTests {
             try remove 'rm -rf "$P"'
             """
         try rig.writeScript("handler.sh", script)
-        let outcome = try rig.runAs(uid: 65534, gid: 65534, [rig.path("handler.sh"), rig.inbox("Report.rtfd")])
+        let outcome = try rig.runAs(uid: 65534, gid: 65534, ["/bin/sh", rig.path("handler.sh"), rig.inbox("Report.rtfd")])
         #expect(outcome.status == 0)
         #expect(PackageRig.parse(outcome.output) == ["read": "allowed", "write": "denied", "writeDeep": "denied",
                                                       "chmod": "denied", "remove": "allowed"])
@@ -189,7 +189,8 @@ struct PackageSandboxTests {
                 pass
             """#)
         var registration = HandlerRegistration(identifier: "test.package",
-                                               exec: try ExecCommand(parsing: rig.path("resident.py")), path: "/h/test.package")
+                                               exec: try ExecCommand(parsing: "/usr/bin/python3 " + rig.path("resident.py")),
+                                               path: "/h/test.package")
         registration.activation = .resident
         let launcher = ResidentLauncher(loop: rig.loop, logger: rig.logger, spawner: rig.spawner)
         let copy = try rig.openDirectory("Report.rtfd")
@@ -332,6 +333,9 @@ final class PackageRig {
         return tree
     }
 
+    /// Scripts are run by their interpreter (`/bin/sh script`), never exec'd themselves: a child another test spawns
+    /// at the moment one is written holds it open for writing until it execs, and an exec of it then fails with
+    /// ETXTBSY.
     func writeScript(_ name: String, _ body: String) throws {
         let text = body.hasPrefix("#!") ? body + "\n" : "#!/bin/sh\n" + body + "\n"
         try text.write(toFile: path(name), atomically: true, encoding: .utf8)
@@ -341,7 +345,7 @@ final class PackageRig {
     func registration(script: String, exec: String, batchSize: Int = 1) throws -> HandlerRegistration {
         try writeScript("handler.sh", script)
         var registration = HandlerRegistration(identifier: "test.package",
-                                               exec: try ExecCommand(parsing: "\(path("handler.sh")) \(exec)"),
+                                               exec: try ExecCommand(parsing: "/bin/sh \(path("handler.sh")) \(exec)"),
                                                path: "/h/test.package")
         registration.batchSize = batchSize
         return registration
