@@ -8,7 +8,12 @@ final class PackageSandbox: @unchecked Sendable {
     let path: String
     private var mounted: [String] = []
 
-    init() throws { path = try FileSystem.makeTemporaryDirectory(prefix: "/tmp/inboxd-package-") }
+    /// In /tmp; `inMemory` in /dev/shm where there is one (a tree of ten thousand files is made there in a fraction of
+    /// the time).
+    init(inMemory: Bool = false) throws {
+        let base = inMemory && FileSystem.accessError("/dev/shm") == nil ? "/dev/shm" : "/tmp"
+        path = try FileSystem.makeTemporaryDirectory(prefix: base + "/inboxd-package-")
+    }
 
     deinit {
         for point in mounted.reversed() { _ = Mounts.run(["/bin/umount", point]) }

@@ -201,7 +201,7 @@ struct PackageCheckTests {
     }
 
     @Test func tenThousandEntriesPassAndTenThousandAndOneAreRefused() throws {
-        let sandbox = try PackageSandbox()
+        let sandbox = try PackageSandbox(inMemory: true)
         try fill(sandbox, "P.rtfd", 10_000)
         #expect(try sandbox.check("P.rtfd").value?.entryCount == 10_000)
         try sandbox.file("P.rtfd/one-more")
@@ -209,7 +209,7 @@ struct PackageCheckTests {
     }
 
     @Test func theWalkStopsAtTheEntryBoundWithoutVisitingTheRest() throws {
-        let sandbox = try PackageSandbox()
+        let sandbox = try PackageSandbox(inMemory: true)
         try fill(sandbox, "P.rtfd/a", 60)
         try fill(sandbox, "P.rtfd/b", 60)
         try fill(sandbox, "Q.rtfd", 5_000)
@@ -430,6 +430,21 @@ struct PackageActionTests {
         }
     }
 
+    @Test(.enabled(if: isRoot, "only root gives entries to another owner"))
+    func theHandOverRefusesAnotherPackagesManifest() throws {
+        let sandbox = try PackageSandbox()
+        try makeRTFD(sandbox, "P.rtfd")
+        try makeRTFD(sandbox, "Q.rtfd")
+        let root = try sandbox.openPackage("P.rtfd")
+        defer { root.close() }
+        let other = try #require(try sandbox.check("Q.rtfd").value)
+        #expect(PackageTree.handOver(root, manifest: other, owner: 4321, group: 8765, fileMode: 0o440,
+                                     directoryMode: 0o770) == .staleEntry)
+        for name in ["P.rtfd", "P.rtfd/TXT.rtf", "Q.rtfd", "Q.rtfd/TXT.rtf"] {
+            #expect(sandbox.status(name)?.st_uid == 0, "\(name)")
+        }
+    }
+
     @Test(arguments: resolutions)
     func aCopyHasTheSameTreeWithOrdinaryModes(resolution: PackageResolution) throws {
         let sandbox = try PackageSandbox()
@@ -519,6 +534,12 @@ struct PackageActionTests {
             try FileManager.default.removeItem(atPath: $0.at("P.rtfd/Data"))
             try $0.symlink("P.rtfd/Data", to: $0.at("outside"))
         }, path: "Data"),
+        Replacement(testDescription: "an entry added to a directory", replace: {
+            try $0.file("P.rtfd/Data/new")
+        }, path: "Data"),
+        Replacement(testDescription: "an entry added to the package's own directory", replace: {
+            try $0.file("P.rtfd/new")
+        }, path: "."),
         Replacement(testDescription: "a file written to", replace: {
             let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: $0.at("P.rtfd/image.png")))
             try handle.seekToEnd()
@@ -567,6 +588,15 @@ struct PackageActionTests {
         #expect(try FileManager.default.contentsOfDirectory(atPath: sandbox.at("outside")) == ["keep.txt"])
         // Gone already: nothing to do.
         #expect(PackageTree.remove(Array("Doc.pages".utf8), in: parent, resolution: resolution) == nil)
+    }
+
+    @Test func aRemovalEntersNoMoreThanItsBoundOfLevels() throws {
+        let sandbox = try PackageSandbox()
+        let deep = "P.rtfd/" + Array(repeating: "d", count: PackageTree.removalDepth + 1).joined(separator: "/")
+        try sandbox.file(deep + "/leaf")
+        try sandbox.file("P.rtfd/TXT.rtf")
+        #expect(PackageTree.remove(Array("P.rtfd".utf8), in: try Directory(path: sandbox.path)) == .tooManyLinks)
+        #expect(sandbox.exists(deep) && !sandbox.exists("P.rtfd/TXT.rtf"))
     }
 
     @Test(arguments: resolutions)

@@ -106,10 +106,16 @@ private struct PackageCopier {
         // The copy's directories being filled, in step with the source's (the copy's own first, not closed here).
         var made: [FileDescriptor] = [copyRoot]
         var failure: PackageCopyFailure?
-        func finish(_ entry: PackageEntry, _: FileDescriptor) {
+        // A directory copied: the source's must still be as checked (an entry added to it since would be missing from
+        // the copy), and the copy's gets its mode and is synced.
+        func finish(_ entry: PackageEntry, _ original: FileDescriptor) {
             let directory = made.removeLast()
             defer { directory.close() }
             guard failure == nil else { return }
+            guard unchanged(entry, original) else {
+                failure = .refused(.changing(path: packageDisplay(entry.path)))
+                return
+            }
             do throws(Errno) {
                 try directory.chmod(copyMode(entry))
                 try directory.fsync()
@@ -147,8 +153,15 @@ private struct PackageCopier {
         }
         source.close(finish)
         if let failure { return failure }
+        guard unchanged(manifest.root, root) else { return .refused(.changing(path: ".")) }
         do { try copyRoot.fsync() } catch { return .failed(SystemError("fsync", path: path, errno: error)) }
         return nil
+    }
+
+    /// Whether the open entry's status is still the one its manifest entry recorded.
+    private func unchanged(_ entry: PackageEntry, _ descriptor: FileDescriptor) -> Bool {
+        guard let st = try? descriptor.status() else { return false }
+        return PackageEntry(path: entry.path, kind: entry.kind, depth: entry.depth, status: st) == entry
     }
 
     private func makeDirectory(_ name: [UInt8], in parent: FileDescriptor,
@@ -212,9 +225,7 @@ private struct PackageCopier {
         case .success(let size) where size != entry.size: return .refused(.changing(path: entryPath))
         case .success: break
         }
-        guard let after = try? source.status(),
-              PackageEntry(path: entry.path, kind: entry.kind, depth: entry.depth, status: after) == entry
-        else { return .refused(.changing(path: entryPath)) }
+        guard unchanged(entry, source) else { return .refused(.changing(path: entryPath)) }
         do {
             try copy.chmod(copyMode(entry))
             try copy.fsync()

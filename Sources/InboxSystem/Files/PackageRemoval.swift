@@ -7,7 +7,7 @@ import Glibc
 
 extension PackageTree {
     /// Levels of directories `remove` enters; a deeper one is left (ELOOP).
-    static let removalDepth = 128
+    public static let removalDepth = 128
 
     static func remove(_ name: [UInt8], in directory: Directory, resolution: PackageResolution) -> Errno? {
         let opener: PackageOpener
@@ -85,5 +85,5 @@ extension PackageTree {
 
 extension Errno {
     /// EBUSY: a mount point, left where it is.
-    static let mountPointBusy = Errno(rawValue: EBUSY)
+    public static let mountPointBusy = Errno(rawValue: EBUSY)
 }

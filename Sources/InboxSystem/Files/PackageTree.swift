@@ -155,12 +155,24 @@ public enum PackageTree {
     /// Walks the open package directory `root` by descriptor (openat2 with RESOLVE_BENEATH, RESOLVE_NO_SYMLINKS,
     /// RESOLVE_NO_MAGICLINKS and RESOLVE_NO_XDEV, or the same rules by hand): only directories and regular files
     /// with one link, within `limits`; the tree must not change while it is walked (`.changing`).
+    ///
+    /// The first entry refused, in manifest order, is the refusal. A package that is itself a mount's root is
+    /// `.mountPoint(path: ".")`. Bounds: no entry deeper than `maxDepth` (the package's own entries are at depth 1, so
+    /// 32 nested directories pass and anything inside the 32nd does not); no more than `maxEntries` entries (its own
+    /// directory not counted); no more than `maxBytes` in its regular files together (st_size). Reading stops as soon
+    /// as a bound is passed, and one descriptor per level is held. After the walk every entry is pinned again and its
+    /// status compared with the one recorded (an entry added or removed changes its directory's): any difference is
+    /// `.changing`.
     public static func check(_ root: FileDescriptor, limits: PackageLimits) -> Result<PackageManifest, PackageRefusal> {
         check(root, limits: limits, resolution: .detected)
     }
 
     /// Gives every entry of a checked package `owner`/`group` (nil: unchanged) and the modes a handler's copy has:
     /// files `fileMode`, directories `directoryMode`, through descriptors of the very entries of `manifest`.
+    ///
+    /// In manifest order; each entry is pinned beneath its directory and compared with the manifest's device, inode
+    /// and type first: another inode there is ESTALE (`Errno.staleEntry`), a vanished one ENOENT, and nothing is done
+    /// to it or after it (entries before it keep what they were given). A changed tree should then be checked again.
     public static func handOver(_ root: FileDescriptor, manifest: PackageManifest, owner: uid_t?, group: gid_t?,
                                 fileMode: mode_t, directoryMode: mode_t) -> Errno? {
         handOver(root, manifest: manifest, owner: owner, group: group, fileMode: fileMode,
@@ -169,6 +181,13 @@ public enum PackageTree {
 
     /// Copies the open package `root` into `target` as `name` (made 0700, filled, fsynced; the caller renames it on),
     /// entry by entry through descriptors, refusing what `check` refuses. Returns the copy's manifest.
+    ///
+    /// The source is checked first, then copied along that manifest: each entry pinned and compared with it before it
+    /// is read (a file is read up to its recorded size, a directory listed by no one), and each file and directory
+    /// compared again once copied; a difference is `.refused(.changing)`. Modes as an ordinary copy's: the source's
+    /// less group and other write and the set-id and sticky bits (0644, 0755), directories keeping their owner's rwx;
+    /// owners are the caller's; the package directory's `user.` attributes (its metadata) are copied. On any failure
+    /// the partial copy is removed (a `name` already in `target` is `EEXIST` and left alone).
     public static func copy(_ root: FileDescriptor, into target: Directory, as name: [UInt8],
                             limits: PackageLimits) -> Result<PackageManifest, PackageCopyFailure> {
         copy(root, into: target, as: name, limits: limits, resolution: .detected)
@@ -176,6 +195,10 @@ public enum PackageTree {
 
     /// Removes the package `name` in `directory` and everything in it, depth first by descriptor, never following a
     /// link and never crossing a mount; nil when it is gone.
+    ///
+    /// A symlink (as `name` or inside) is removed as itself, its target untouched. A mount point inside is left with
+    /// the directories leading to it, and the removal reports EBUSY; directories deeper than `removalDepth` (128)
+    /// levels are left, ELOOP. The first error is returned after every other entry has been removed.
     public static func remove(_ name: [UInt8], in directory: Directory) -> Errno? {
         remove(name, in: directory, resolution: .detected)
     }
