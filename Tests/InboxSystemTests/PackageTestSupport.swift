@@ -4,7 +4,7 @@ import InboxCore
 @testable import InboxSystem
 
 /// A temporary directory for package trees, removed with the value after whatever was mounted in it is unmounted.
-final class PackageSandbox: @unchecked Sendable {
+final class PackageSandbox {
     let path: String
     private var mounted: [String] = []
 

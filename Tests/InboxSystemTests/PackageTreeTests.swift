@@ -179,17 +179,22 @@ struct PackageCheckTests {
         try nest(sandbox, 32, file: false)
         let manifest = try #require(try sandbox.check("P.rtfd", resolution: resolution).value)
         #expect(manifest.entries.last?.depth == 32 && manifest.entryCount == 32)
-        try nest(sandbox, 33, file: false)
-        #expect(try sandbox.check("P.rtfd", resolution: resolution).failure == .tooDeep(limit: 32))
+        try nest(sandbox, 33, file: true)
+        var visited = 0
+        #expect(try sandbox.check("P.rtfd", resolution: resolution) { _ in visited += 1 }.failure == .tooDeep(limit: 32))
+        #expect(visited == 32)
     }
 
-    @Test func anEntryBelowTheDeepestLevelAllowedIsRefused() throws {
+    @Test func theDepthCountsLevelsOfDirectories() throws {
         let sandbox = try PackageSandbox()
         try nest(sandbox, 32, file: true)
-        #expect(try sandbox.check("P.rtfd").failure == .tooDeep(limit: 32))
+        #expect(try sandbox.check("P.rtfd").value?.entries.last?.depth == 33)
         try sandbox.file("Q.rtfd/d/leaf")
-        #expect(try sandbox.check("Q.rtfd", limits: PackageLimits(maxDepth: 2)).value?.entryCount == 2)
+        #expect(try sandbox.check("Q.rtfd", limits: PackageLimits(maxDepth: 1)).value?.entryCount == 2)
+        #expect(try sandbox.check("Q.rtfd", limits: PackageLimits(maxDepth: 0)).failure == .tooDeep(limit: 0))
+        try sandbox.file("Q.rtfd/d/e/leaf")
         #expect(try sandbox.check("Q.rtfd", limits: PackageLimits(maxDepth: 1)).failure == .tooDeep(limit: 1))
+        #expect(try sandbox.check("Q.rtfd", limits: PackageLimits(maxDepth: 2)).value?.entryCount == 4)
     }
 
     private func fill(_ sandbox: PackageSandbox, _ directory: String, _ count: Int) throws {

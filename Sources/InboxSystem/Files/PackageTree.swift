@@ -157,8 +157,8 @@ public enum PackageTree {
     /// with one link, within `limits`; the tree must not change while it is walked (`.changing`).
     ///
     /// The first entry refused, in manifest order, is the refusal. A package that is itself a mount's root is
-    /// `.mountPoint(path: ".")`. Bounds: no entry deeper than `maxDepth` (the package's own entries are at depth 1, so
-    /// 32 nested directories pass and anything inside the 32nd does not); no more than `maxEntries` entries (its own
+    /// `.mountPoint(path: ".")`. Bounds: no directory deeper than `maxDepth` levels below the package's own (its own
+    /// entries are at depth 1: 32 nested directories pass, with files in the 32nd, and a 33rd does not); no more than `maxEntries` entries (its own
     /// directory not counted); no more than `maxBytes` in its regular files together (st_size). Reading stops as soon
     /// as a bound is passed, and one descriptor per level is held. After the walk every entry is pinned again and its
     /// status compared with the one recorded (an entry added or removed changes its directory's): any difference is
