@@ -67,6 +67,24 @@ final class PackageSandbox {
         return nil
     }
 
+    /// The regular files under `relative` (not following links), with their access times set long before their
+    /// modification: a read of any of them then shows in its atime (relatime updates an atime older than the mtime).
+    func ageFiles(under relative: String) throws -> [String] {
+        guard exists(relative) else { return [] }
+        var files: [String] = []
+        for name in (try? FileManager.default.subpathsOfDirectory(atPath: at(relative))) ?? [] {
+            let path = relative + "/" + name
+            guard let st = status(path), st.st_mode & S_IFMT == S_IFREG else { continue }
+            var times = [timespec(tv_sec: 1_000_000, tv_nsec: 0), timespec(tv_sec: 2_000_000, tv_nsec: 0)]
+            try succeeded(utimensat(AT_FDCWD, at(path), &times, AT_SYMLINK_NOFOLLOW), "utimensat")
+            files.append(path)
+        }
+        return files
+    }
+
+    /// Whether a file aged by `ageFiles` was read since.
+    func wasRead(_ relative: String) -> Bool { status(relative).map { $0.st_atim.tv_sec != 1_000_000 } ?? true }
+
     /// Mounts a tmpfs at `relative` (unmounted with the sandbox).
     func mountTemporaryFileSystem(at relative: String) throws {
         try mount(["/bin/mount", "-t", "tmpfs", "-o", "size=1m", "tmpfs", at(relative)], at(relative))

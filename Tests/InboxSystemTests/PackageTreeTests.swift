@@ -506,6 +506,8 @@ struct PackageActionTests {
         try makeRTFD(sandbox)
         try tree.build(sandbox)
         try sandbox.directory("Inbox")
+        let outside = try sandbox.ageFiles(under: "outside")
+        defer { for file in outside { #expect(!sandbox.wasRead(file), "\(file) was read") } }
         let root = try sandbox.openPackage("P.rtfd")
         defer { root.close() }
         let copied = PackageTree.copy(root, into: try Directory(path: sandbox.at("Inbox")), as: Array(".stage".utf8),
@@ -563,10 +565,16 @@ struct PackageActionTests {
         let root = try sandbox.openPackage("P.rtfd")
         defer { root.close() }
         var failure: (any Error)?
+        var outside: [String] = []
         let copied = PackageTree.copy(root, into: try Directory(path: sandbox.at("Inbox")), as: Array(".stage".utf8),
                                       limits: PackageLimits(), resolution: resolution) {
-            do { try replacement.replace(sandbox) } catch { failure = error }
+            do {
+                try replacement.replace(sandbox)
+                outside = try sandbox.ageFiles(under: "outside")
+            } catch { failure = error }
         }
+        #expect(!outside.isEmpty)
+        for file in outside { #expect(!sandbox.wasRead(file), "\(file) was read") }
         #expect(failure == nil)
         guard case .failure(.refused(let refusal)) = copied else {
             Issue.record("copied: \(copied)")
