@@ -635,6 +635,8 @@ struct PackageActionTests {
         try sandbox.file("outside/secret", "TOPSECRET")
         try sandbox.file("P.rtfd/bound")
         try sandbox.bind("outside/secret", at: "P.rtfd/bound")
+        // Directories read after either mount point are removed all the same.
+        for index in 0..<8 { try sandbox.file("P.rtfd/e\(index)/f\(index)/x") }
         let parent = try Directory(path: sandbox.path)
         #expect(PackageTree.remove(Array("P.rtfd".utf8), in: parent, resolution: resolution) == .mountPointBusy)
         #expect(sandbox.contents("P.rtfd/Data/mnt/inside.png") == "inside")

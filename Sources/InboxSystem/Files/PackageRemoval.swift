@@ -58,12 +58,14 @@ extension PackageTree {
                 switch openForRemoval(name, in: parent, opener) {
                 case .gone: continue
                 case .mountPoint: first = first ?? .mountPointBusy
-                case .notDirectory: first = first ?? unlink(name, in: parent, flags: 0)
+                case .notDirectory:
+                    let error = unlink(name, in: parent, flags: 0)
+                    if first == nil { first = error }
                 case .failed(let error): first = first ?? error
                 case .directory(let inner):
-                    if let error = empty(inner, level: level + 1, opener) ?? unlink(name, in: parent, flags: AT_REMOVEDIR) {
-                        first = first ?? error
-                    }
+                    // Emptied (else its error) and removed, whatever went wrong with an entry before.
+                    let error = empty(inner, level: level + 1, opener) ?? unlink(name, in: parent, flags: AT_REMOVEDIR)
+                    if first == nil { first = error }
                 }
             case let error?:
                 // EBUSY: a file with a bind mount on it.

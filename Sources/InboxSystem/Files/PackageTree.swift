@@ -94,7 +94,9 @@ extension PackageManifest {
                 if allowingRemoval { continue }
                 return .removed(path: path)
             }
-            if new.device != old.device || new.inode != old.inode || new.kind != old.kind { return .swapped(path: path) }
+            if new.device != old.device || new.inode != old.inode || new.kind != old.kind {
+                return .swapped(path: path)
+            }
             if new.mode != old.mode || new.owner != old.owner { return .changed(path: path) }
             let ctimeCounts = !(old.depth == 0 && ignoringRootChange)
             guard new.size != old.size || new.modified != old.modified || (ctimeCounts && new.changed != old.changed)
@@ -157,12 +159,12 @@ public enum PackageTree {
     /// with one link, within `limits`; the tree must not change while it is walked (`.changing`).
     ///
     /// The first entry refused, in manifest order, is the refusal. A package that is itself a mount's root is
-    /// `.mountPoint(path: ".")`. Bounds: no directory deeper than `maxDepth` levels below the package's own (its own
-    /// entries are at depth 1: 32 nested directories pass, with files in the 32nd, and a 33rd does not); no more than `maxEntries` entries (its own
-    /// directory not counted); no more than `maxBytes` in its regular files together (st_size). Reading stops as soon
-    /// as a bound is passed, and one descriptor per level is held. After the walk every entry is pinned again and its
-    /// status compared with the one recorded (an entry added or removed changes its directory's): any difference is
-    /// `.changing`.
+    /// `.mountPoint(path: ".")`. Bounds: no directory deeper than `maxDepth` levels below the package's own (its
+    /// entries are at depth 1: 32 nested directories pass, with files in the 32nd, and a 33rd does not); no more than
+    /// `maxEntries` entries (its own directory not counted); no more than `maxBytes` in its regular files together
+    /// (st_size). Reading stops as soon as a bound is passed, and one descriptor per level is held. After the walk
+    /// every entry is pinned again and its status compared with the one recorded (an entry added or removed changes
+    /// its directory's): any difference is `.changing`.
     public static func check(_ root: FileDescriptor, limits: PackageLimits) -> Result<PackageManifest, PackageRefusal> {
         check(root, limits: limits, resolution: .detected)
     }
@@ -216,7 +218,9 @@ extension Directory {
     /// kind is `.refused(kind)`, never opened.
     public func openPackage(_ name: [UInt8]) -> SafeOpenResult {
         let pinned: FileDescriptor
-        switch retryingErrno({ withCName(name) { sys_openat(descriptor.rawValue, $0, O_PATH | O_NOFOLLOW | O_CLOEXEC) } }) {
+        switch retryingErrno({
+            withCName(name) { sys_openat(descriptor.rawValue, $0, O_PATH | O_NOFOLLOW | O_CLOEXEC) }
+        }) {
         case .success(let fd): pinned = FileDescriptor(rawValue: fd)
         case .failure(.noSuchFile): return .gone
         case .failure(let error): return .failed(SystemError("openat", path: child(displayName(name)), errno: error))
