@@ -78,7 +78,9 @@ import Testing
         let arcade = try registration("org.retroarcade.RetroArcade").documentTypes
         #expect(arcade.last?.contentTypes == ["public.zip-archive", "org.7-zip.7-zip-archive"])
         #expect(try registration("net.wavecut.Wavecut").documentTypes.last?.contentTypes == ["dyn.ext.wcproj"])
-        #expect(loaded.database.nameType(of: "take.wcproj")?.identifier == "dyn.ext.wcproj")
+        // Wavecut's project is a package (LSTypeIsPackage): its type names directories, never a file.
+        #expect(loaded.database.packageIdentifier(forDirectoryNamed: "take.wcproj") == "dyn.ext.wcproj")
+        #expect(loaded.database.nameType(of: "take.wcproj") == nil)
         #expect(try registration("org.tableau.office").documentTypes.last?.contentTypes == ["public.data"])
         // With LSItemContentTypes the legacy keys are not used.
         #expect(try registration("quill-text").documentTypes.first?.contentTypes == ["public.plain-text"])
