@@ -391,6 +391,23 @@ struct PackageRegistrationTests {
         #expect(loaded.database.isPackage("com.example.elsewhere"))
     }
 
+    /// A binary Info.plist has no lines: the warning names the key's path, as its other messages do.
+    @Test func binaryPlistWarningNamesTheKeyPath() throws {
+        let at = PropertyListLocation.offset(8)
+        let file = InfoPlist.read(root([
+            ("InboxdHandler", dict([("Exec", .string("/bin/true %f"))], at: at)),
+            ("CFBundleDocumentTypes", .array([PropertyListNode(dict([
+                ("LSItemContentTypes", .array([PropertyListNode(.string("public.plain-text"), at: at)])),
+                ("LSTypeIsPackage", .bool(true)),
+            ], at: at), at: at)])),
+        ], at: at), path: "/h/b.plist")
+        var registrations = [try #require(file.registration)]
+        let claims = ClaimResolver.resolve(&registrations, database: .builtin)
+        #expect(claims.diagnostics.map(\.description) == [
+            "/h/b.plist: CFBundleDocumentTypes[0].LSTypeIsPackage: warning: LSTypeIsPackage is set but public.plain-text "
+                + "is not a package type; its documents are files"])
+    }
+
     /// Without LSTypeIsPackage nothing changes: the declared type stays a file type.
     @Test func withoutTheKeyTypesStayFiles() throws {
         let loaded = try Self.load(Self.plist(documentType: [
