@@ -48,6 +48,40 @@ struct PackageInspectionTests {
                 == ["\(file.path):2: MaxPackageEntries= must be a whole number from 1 to 10000000, got 'lots'"])
     }
 
+    /// The agent's own loader over a handlers.d: a `.handler` exporting a package type and an Info.plist whose
+    /// document type says LSTypeIsPackage both make package types, and the file type it also claims is a warning.
+    @Test func theLoaderMakesPackageTypes() throws {
+        let directory = URL(fileURLWithPath: NSTemporaryDirectory())
+            .appendingPathComponent("inboxd-package-loader-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        try "[Handler]\nExec=/bin/true %f\n[DocumentType]\nContentTypes=com.example.album\n[ExportedType]\n"
+            .appending("Identifier=com.example.album\nConformsTo=com.apple.package\nExtensions=album\n")
+            .write(to: directory.appendingPathComponent("album.handler"), atomically: true, encoding: .utf8)
+        let plist = directory.appendingPathComponent("mixer.plist")
+        try """
+            <?xml version="1.0" encoding="UTF-8"?>
+            <plist version="1.0">
+            <dict>
+            <key>InboxdHandler</key> <dict><key>Exec</key> <string>/bin/true %f</string></dict>
+            <key>CFBundleDocumentTypes</key> <array> <dict>
+            <key>CFBundleTypeExtensions</key> <array><string>mixproj</string><string>txt</string></array>
+            <key>LSTypeIsPackage</key> <true/>
+            </dict> </array>
+            </dict>
+            </plist>
+
+            """.write(to: plist, atomically: true, encoding: .utf8)
+        let loaded = RegistrationLoader.load(directories: [directory.path])
+        #expect(loaded.registrations.count == 2)
+        #expect(loaded.diagnostics.map(\.description) == ["\(plist.path):7: warning: LSTypeIsPackage is set but "
+            + "public.plain-text is not a package type; its documents are files"])
+        #expect(loaded.database.packageIdentifier(forDirectoryNamed: "Trip.album") == "com.example.album")
+        #expect(loaded.database.packageIdentifier(forDirectoryNamed: "Song.MIXPROJ") == "dyn.ext.mixproj")
+        #expect(loaded.database.isPackage("dyn.ext.mixproj"))
+        #expect(loaded.database.packageIdentifier(forDirectoryNamed: "notes.txt") == nil)
+    }
+
     /// A manifest as the tree check makes one: the package's directory, then its entries.
     static func manifest(_ top: [String]) -> PackageManifest {
         func entry(_ path: String, _ kind: EntryKind, _ depth: Int) -> PackageEntry {
