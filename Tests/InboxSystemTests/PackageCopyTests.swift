@@ -158,6 +158,24 @@ struct PackageCopyTests {
         }
     }
 
+    /// Both checks walk within the agent's bounds (MaxPackageEntries= here): a package over them when its attempt
+    /// starts is not delivered, and a handler that grows one past them is reported.
+    @Test func theChecksWalkWithinTheAgentsBounds() throws {
+        let rig = try CopyRig(limits: PackageLimits(maxEntries: 3))
+        rig.placePackage("Report.rtfd")
+        switch rig.copies.open(rig.delivery("Report.rtfd"), attempt: 1, placed: nil, in: rig.container) {
+        case .tampered(let reason): #expect(reason.contains("more than 3 entries (MaxPackageEntries=)"), "\(reason)")
+        default: Issue.record("a package over the bounds was opened")
+        }
+
+        let exact = try CopyRig(limits: PackageLimits(maxEntries: 5))
+        exact.placePackage("Report.rtfd")
+        let delivery = exact.delivery("Report.rtfd")
+        let held = try exact.open(delivery, attempt: 1)
+        #expect(try exact.launch(delivery, copy: held.descriptor, script: #"touch "$1/Pictures/one-more""#) == .exited(0))
+        #expect(held.release(of: delivery).violation?.contains("more than 5 entries") == true)
+    }
+
     /// A `Unit=` handler's delivery files say it is a package, as a launched handler's environment and stdin do.
     @Test func aUnitsDeliveryFilesSayItIsAPackage() throws {
         let directory = try TemporaryDirectory()
@@ -215,7 +233,7 @@ final class CopyRig {
         ("TXT.rtf", #"{\rtf1\ansi Hello}"#),
     ]
 
-    init() throws {
+    init(limits: PackageLimits = PackageLimits()) throws {
         let number = Self.sequence.withLock { value in
             value += 1
             return value
@@ -226,7 +244,8 @@ final class CopyRig {
         state = try StateDirectories(creating: directory + "/state")
         container = try state.container(for: "test.package", identity: nil)
         chmod(container.inbox.path, 0o770)
-        copies = InboxCopies(logger: logger, state: state, quarantine: Quarantine(state: state, logger: logger))
+        copies = InboxCopies(logger: logger, state: state, quarantine: Quarantine(state: state, logger: logger),
+                             packageLimits: limits)
         loop = try EventLoop()
         let reaper = Reaper(loop: loop, logger: logger, ownChildren: { [] }, children: { [marker] in
             Leftovers.children().filter { pid in

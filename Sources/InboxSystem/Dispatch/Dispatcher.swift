@@ -47,7 +47,7 @@ final class Dispatcher {
         var lowWater = 1024
         /// How long a handler told to stop at its timeout has before it is killed.
         var killGrace: Duration = .seconds(5)
-        /// What a package's checks at the start and the end of an attempt walk within.
+        /// What a package's checks at the start and the end of an attempt walk within (MaxPackage*=).
         var packages = PackageLimits()
     }
 
