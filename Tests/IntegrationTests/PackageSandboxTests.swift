@@ -219,6 +219,74 @@ struct PackageSandboxTests {
         ])
         #expect(try rig.tree(of: rig.inbox("Report.rtfd")) == PackageRig.placedTree)
     }
+
+    /// Through the real agent: an RTFD renamed into the drop Inbox reaches its handler whole, as a directory it may
+    /// read and remove under its own identity and the Landlock rules (when the kernel has them) and not write; its
+    /// removal by the handler is no violation, and exit 0 finishes the delivery with nothing left in the container.
+    @Test(.enabled(if: Journal.available, Comment(rawValue: Journal.unavailableReason)))
+    func theAgentDeliversAPackageToAHandlerThatMayReadAndRemoveIt() throws {
+        let world = try AgentHarness()
+        let identifier = "test.package.\(world.tag)"
+        let script = world.root.appendingPathComponent("package-handler")
+        try #"""
+            P="$1" out="$OUTPUT_DIR/$INBOX_DELIVERY_ID"
+            try() { if (eval "$2") 2>/dev/null; then echo "$1 allowed"; else echo "$1 denied"; fi; }
+            {
+              echo "file $([ "$INBOX_FILE" = "$P" ] && [ -d "$P" ] && echo directory)"
+              echo "package ${INBOX_PACKAGE-unset}"
+              echo "stdin $(grep -c '"package":true')"
+              try read 'cat "$P/TXT.rtf" "$P/Pictures/pic.png" >/dev/null'
+              try write 'echo x >> "$P/TXT.rtf"'
+              try create 'echo x > "$P/new.txt"'
+              try mkdir 'mkdir "$P/Attachments"'
+              try remove 'rm -rf "$P"'
+            } > "$out.tmp" && mv "$out.tmp" "$out"
+            """#.write(to: script, atomically: true, encoding: .utf8)
+        try world.register(identifier, exec: "/bin/sh \(script.path) %f", contentTypes: "com.apple.rtfd")
+        try world.start()
+
+        let staging = world.root.appendingPathComponent("staging/Report.rtfd")
+        try FileManager.default.createDirectory(at: staging.appendingPathComponent("Pictures"),
+                                                withIntermediateDirectories: true)
+        try PackageRig.rtf.write(to: staging.appendingPathComponent("TXT.rtf"), atomically: false, encoding: .utf8)
+        try "PNG".write(to: staging.appendingPathComponent("Pictures/pic.png"), atomically: false, encoding: .utf8)
+        #expect(rename(staging.path, world.inbox.appendingPathComponent("Report.rtfd").path) == 0)
+
+        let finished = try Journal.wait(for: ["_PID=\(world.pid)", "INBOX_EVENT=finished", "INBOX_HANDLER=\(identifier)"])
+        let id = try #require(finished.first?["INBOX_DELIVERY_ID"] as? String)
+        let recorded = try String(contentsOf: world.output.appendingPathComponent(id), encoding: .utf8)
+        #expect(recorded.split(separator: "\n") == ["file directory", "package 1", "stdin 1", "read allowed",
+                                                     "write denied", "create denied", "mkdir denied", "remove allowed"])
+        #expect(world.contents(of: world.containerInbox(identifier)).isEmpty)
+        #expect(world.events("violation").isEmpty && world.events("rejected").isEmpty)
+    }
+
+    /// Through the real agent without Landlock (Landlock=off): the permissions let a handler's group add an entry to a
+    /// package's directory (removing one needs the same right), and the after-exit check reports it: a violation
+    /// naming the entry, the package kept whole in failed/ with the reason on it.
+    @Test(.enabled(if: Journal.available, Comment(rawValue: Journal.unavailableReason)))
+    func theAgentReportsAnEntryAHandlerAddedWithoutLandlock() throws {
+        let world = try AgentHarness()
+        let identifier = "test.package.\(world.tag)"
+        let script = world.root.appendingPathComponent("package-handler")
+        try #"echo x > "$1/Pictures/added.txt""#.write(to: script, atomically: true, encoding: .utf8)
+        try world.register(identifier, exec: "/bin/sh \(script.path) %f", contentTypes: "com.apple.rtfd")
+        try world.start(config: "[Agent]\nLandlock=off\n")
+
+        let staging = world.root.appendingPathComponent("staging/Report.rtfd")
+        try FileManager.default.createDirectory(at: staging.appendingPathComponent("Pictures"),
+                                                withIntermediateDirectories: true)
+        try PackageRig.rtf.write(to: staging.appendingPathComponent("TXT.rtf"), atomically: false, encoding: .utf8)
+        #expect(rename(staging.path, world.inbox.appendingPathComponent("Report.rtfd").path) == 0)
+
+        let violation = try Journal.wait(for: ["_PID=\(world.pid)", "INBOX_EVENT=violation", "INBOX_HANDLER=\(identifier)"])
+        let reason = violation.first?["INBOX_REASON"] as? String ?? ""
+        #expect(reason.contains("entry Pictures/added.txt was added"), "\(reason)")
+        let kept = world.failedDirectory.appendingPathComponent("Report.rtfd")
+        #expect(FileManager.default.fileExists(atPath: kept.appendingPathComponent("TXT.rtf").path))
+        #expect(FileManager.default.fileExists(atPath: kept.appendingPathComponent("Pictures/added.txt").path))
+        #expect(world.contents(of: world.containerInbox(identifier)).isEmpty)
+    }
 }
 
 /// One test's container with a package in its Inbox, and the launchers' parts: a loop, a reaper and a spawner that
