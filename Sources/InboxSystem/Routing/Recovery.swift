@@ -32,9 +32,9 @@ final class Recovery {
         }
         for (handler, inbox, files) in containers {
             for name in files where !FileNames.isHidden(name) {
-                guard case .opened(let file) = inbox.openRegular(name) else { continue }
-                defer { file.descriptor.close() }
-                let arrival = reader.arrival(of: file, named: name, in: inbox, origin: .held)
+                // A package is checked again: the agent did not see it between its runs.
+                guard case .arrival(let arrival) = reader.take(name, in: inbox, origin: .held) else { continue }
+                defer { arrival.file.descriptor.close() }
                 // A handler no longer registered cannot be the decision: its files are routed anew, and its
                 // container is left as it is.
                 if router.catalog.registration(handler) != nil,
@@ -65,10 +65,10 @@ final class Recovery {
         take(Array(delivery.name.utf8), from: inbox)
     }
 
-    /// Opens a held file and routes it again.
+    /// Opens a held file (or package, checked again) and routes it again.
     private func take(_ name: [UInt8], from directory: Directory) {
-        guard case .opened(let file) = directory.openRegular(name) else { return }
-        defer { file.descriptor.close() }
-        router.route(reader.arrival(of: file, named: name, in: directory, origin: .held))
+        guard case .arrival(let arrival) = reader.take(name, in: directory, origin: .held) else { return }
+        defer { arrival.file.descriptor.close() }
+        router.route(arrival)
     }
 }
