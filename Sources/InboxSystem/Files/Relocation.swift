@@ -71,7 +71,7 @@ extension Directory {
             }
             let moved = package.map { transferPackage(name, file: file, package: $0, to: staging, preferred: stagingName) }
                 ?? transfer(name, file: file, to: staging, preferred: stagingName).map { ($0.name, $0.copy, nil) }
-                    .mapError { TransferFailure.system($0) }
+                    .mapError { TransferFailure.failed($0) }
             switch moved {
             case .success(let (newName, copied, copiedTree)):
                 staged = newName
@@ -83,7 +83,7 @@ extension Directory {
             case .failure(let error):
                 if sidecar != nil { staging.removeSidecar(of: Array(stagingName.utf8)) }
                 switch error {
-                case .system(let error): return .failed(error)
+                case .failed(let error): return .failed(error)
                 case .packageChanged(let reason): return .changed(reason: reason, stagedAs: nil)
                 }
             }
@@ -158,7 +158,7 @@ extension Directory {
 /// Why a move into staging did not happen: the system said no, or (a package copied across filesystems) the
 /// original's tree changed while it was copied.
 private enum TransferFailure: Error {
-    case system(SystemError)
+    case failed(SystemError)
     case packageChanged(String)
 }
 
@@ -176,7 +176,7 @@ extension Directory {
         case .failure(.crossDevice):
             break
         case .failure(let error):
-            return .failure(.system(SystemError("renameat2", path: target.child(preferred), errno: error)))
+            return .failure(.failed(SystemError("renameat2", path: target.child(preferred), errno: error)))
         }
         let temporary = ".inboxd-copy-\(CurrentProcess.id)-\(file.status.st_ino)"
         let copied: PackageManifest
@@ -188,7 +188,7 @@ extension Directory {
             return .failure(.packageChanged(refusal.reason))
         case .failure(.failed(let error)):
             _ = PackageTree.remove(Array(temporary.utf8), in: target)
-            return .failure(.system(error))
+            return .failure(.failed(error))
         }
         func discard() { _ = PackageTree.remove(Array(temporary.utf8), in: target) }
         // The original is still its sender's: what was copied counts only if it is still the tree that was checked.
@@ -207,17 +207,17 @@ extension Directory {
         case .opened(let opened): copy = opened
         case .failed(let error):
             discard()
-            return .failure(.system(error))
+            return .failure(.failed(error))
         case .gone, .refused:
             discard()
-            return .failure(.system(SystemError("openat", path: target.child(temporary), errno: .noSuchFile)))
+            return .failure(.failed(SystemError("openat", path: target.child(temporary), errno: .noSuchFile)))
         }
         let from = ExtendedAttributes(file.descriptor), to = ExtendedAttributes(copy.descriptor)
         for key in from.names() where key.hasPrefix("user.") {
             if case .value(let bytes) = from.read(key, limit: 65536), let error = to.write(key, bytes) {
                 copy.descriptor.close()
                 discard()
-                return .failure(.system(SystemError("fsetxattr", path: target.child(temporary), errno: error)))
+                return .failure(.failed(SystemError("fsetxattr", path: target.child(temporary), errno: error)))
             }
         }
         switch target.moveUnique(Array(temporary.utf8), to: target, preferred: preferred) {
@@ -230,7 +230,7 @@ extension Directory {
         case .failure(let error):
             copy.descriptor.close()
             discard()
-            return .failure(.system(SystemError("renameat2", path: target.child(preferred), errno: error)))
+            return .failure(.failed(SystemError("renameat2", path: target.child(preferred), errno: error)))
         }
     }
 }
