@@ -48,13 +48,13 @@ extension Directory {
     /// A package document (`package`; `file` is its directory) moves the same way, by one rename of its directory.
     /// In `staging` its tree is checked again and must be the one checked where it was dropped (entries removed
     /// count too; the directory's own change time is the rename's), else nothing goes on (`.changed`); `prepare` is
-    /// given the tree as checked there, to hand every entry over. Across filesystems it is copied entry by entry
+    /// given the tree as checked there, to hand every entry over (its failure keeps the package in `staging`). Across filesystems it is copied entry by entry
     /// (`PackageTree.copy`), the original checked again after the copy, and removed only if its name still leads to
     /// the directory that was checked.
     public func relocate(_ name: [UInt8], file: OpenedFile, to target: Directory, preferred: String,
                          via staging: Directory, rejectsTo failed: Directory?, sidecar: [UInt8]? = nil,
                          package: PackageMove? = nil,
-                         prepare: (FileDescriptor, PackageManifest?) -> Void) -> Relocation {
+                         prepare: (FileDescriptor, PackageManifest?) -> Errno?) -> Relocation {
         let stagingName = "\(file.status.st_dev)-\(file.status.st_ino)"
         let staged: String
         var copy: FileDescriptor?
@@ -114,7 +114,11 @@ extension Directory {
         }
         // The file is the agent's, its metadata in the agent's sidecar: the sender's has served.
         if sidecar != nil && self !== staging { removeSidecar(of: name) }
-        prepare(copy ?? file.descriptor, tree)
+        // A package not handed over whole (an entry's owner or mode could not be set) stays here, the agent's.
+        if let error = prepare(copy ?? file.descriptor, tree) {
+            copy?.close()
+            return .staged(name: staged, SystemError("handOver", path: staging.child(staged), errno: error))
+        }
         switch staging.moveUnique(Array(staged.utf8), to: target, preferred: preferred) {
         case .success(let newName):
             // Only after the file: a crash in between leaves the sidecar in staging, where the file's is looked for.

@@ -24,6 +24,11 @@ final class ArrivalReader {
     var database: TypeDatabase?
     /// MaxPackageDepth=, MaxPackageEntries=, MaxPackageSize=: what a package's check allows.
     var packageLimits = PackageLimits()
+    /// How a package's tree is checked where it is found: `PackageTree.check`; tests change the tree at a known point
+    /// of its walk here.
+    var checkPackage: (FileDescriptor, PackageLimits) -> Result<PackageManifest, PackageRefusal> = {
+        PackageTree.check($0, limits: $1)
+    }
     /// Room for the largest attribute read (the annotation), allocated once.
     private let scratch = UnsafeMutableRawBufferPointer.allocate(byteCount: MetadataLimits.annotationBytes + 1, alignment: 8)
 
@@ -68,7 +73,7 @@ final class ArrivalReader {
                 root.descriptor.close()
                 return .notADocument(.directory, why: Self.notAPackage)
             }
-            switch PackageTree.check(root.descriptor, limits: packageLimits) {
+            switch checkPackage(root.descriptor, packageLimits) {
             case .success(let manifest): arrival.kind = .package(manifest)
             case .failure(let refusal): arrival.kind = .refusedPackage(refusal)
             }

@@ -146,7 +146,7 @@ final class Placement {
                                           package: package) { file, tree in
             arrival.stamp(file)
             record(binding, of: arrival, on: file)
-            if let handler { handOver(file, tree: tree, to: handler) }
+            return handler.flatMap { handOver(file, tree: tree, to: $0) }
         }
     }
 
@@ -161,16 +161,13 @@ final class Placement {
     /// the handler never owns its Inbox copy, so it cannot change its mode). A package's every entry: its files as a
     /// single copy, its directories as the container Inbox itself (the handler's group may remove entries, and
     /// Landlock lets it do nothing else there).
-    private func handOver(_ file: FileDescriptor, tree: PackageManifest?, to handler: String) {
+    /// A package not handed over whole is not delivered (the error): an entry could still be its sender's.
+    private func handOver(_ file: FileDescriptor, tree: PackageManifest?, to handler: String) -> Errno? {
         if let tree {
             let identity = isRoot ? catalog.identity(for: handler) : nil
-            if let error = PackageTree.handOver(file, manifest: tree, owner: identity.map { _ in 0 },
-                                                group: identity?.gid, fileMode: identity == nil ? 0o400 : 0o440,
-                                                directoryMode: identity == nil ? 0o700 : 0o770) {
-                logger.log(.warning, "Cannot hand every entry of a package over to \(handler): \(error)",
-                           fields: ["INBOX_HANDLER": handler, "INBOX_ERRNO": String(error.rawValue)])
-            }
-            return
+            return PackageTree.handOver(file, manifest: tree, owner: identity.map { _ in 0 }, group: identity?.gid,
+                                        fileMode: identity == nil ? 0o400 : 0o440,
+                                        directoryMode: identity == nil ? 0o700 : 0o770)
         }
         if isRoot, let identity = catalog.identity(for: handler) {
             try? file.chown(uid: 0, gid: identity.gid)
@@ -180,6 +177,7 @@ final class Placement {
             // sees in the change time.
             try? file.chmod(0o400)
         }
+        return nil
     }
 
     private func delivery(of arrival: Arrival, to handler: String, in container: Container, as name: String,

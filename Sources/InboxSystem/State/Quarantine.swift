@@ -51,6 +51,7 @@ struct Quarantine {
                                                 via: staging, rejectsTo: failed, sidecar: arrival.agentSidecar) { file, _ in
             arrival.stamp(file)
             ExtendedAttributes(file).write(AgentAttribute.failure, reason)
+            return nil
         }
         switch result {
         case .moved(let newName, let copy):
