@@ -12,8 +12,8 @@ struct PackageIntakeTests {
     /// link to the rest) beside the Inbox, then renames it in whole, as a sender does.
     @discardableResult
     static func dropPackage(_ world: AgentHarness, _ name: String, _ files: [String: String],
-                            into directory: URL? = nil) throws -> URL {
-        let staged = world.root.appendingPathComponent(".stage-\(name)")
+                            into directory: URL? = nil, stagedIn staging: URL? = nil) throws -> URL {
+        let staged = (staging ?? world.root).appendingPathComponent(".stage-\(name)")
         for (path, contents) in files {
             let url = staged.appendingPathComponent(path)
             try FileManager.default.createDirectory(at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
@@ -115,6 +115,39 @@ struct PackageIntakeTests {
         #expect(world.contents(of: world.failedDirectory).isEmpty)
         let record = try #require(world.recordings().values.first)
         #expect(record.contains("INBOX_CONTENT_TYPE=com.apple.rtfd"))
+    }
+
+    /// A drop Inbox on another filesystem: a package is copied entry by entry with its attributes and its original
+    /// removed (kept in unhandled/ here, no handler claiming RTFDs); a refused one cannot be moved aside whole, and is
+    /// left in place with one warning naming why.
+    @Test(.enabled(if: getuid() == 0, "mounting a tmpfs for the Inbox needs root"))
+    func aPackageOnAnotherFilesystemIsCopiedWhole() throws {
+        let world = try AgentHarness()
+        #expect(try run("/bin/mount", ["-t", "tmpfs", "-o", "size=8m,mode=1733", "tmpfs", world.inbox.path]).status == 0)
+        defer {
+            world.stop()
+            _ = try? run("/bin/umount", [world.inbox.path])
+        }
+        try world.start()
+        let files = Self.report.merging(["Pictures/Deeper/b.txt": "deeper\n"]) { a, _ in a }
+        try Self.dropPackage(world, "Report.rtfd", files, stagedIn: world.inbox)
+        let unhandled = try #require(world.waitForEvents("unhandled").first)
+        #expect(unhandled[field: "INBOX_CONTENT_TYPE"] == "com.apple.rtfd")
+        let kept = world.unhandledDirectory.appendingPathComponent("Report.rtfd")
+        #expect(world.contents(of: world.unhandledDirectory) == ["Report.rtfd"])
+        for (path, contents) in files {
+            #expect(try String(contentsOf: kept.appendingPathComponent(path), encoding: .utf8) == contents, "\(path)")
+        }
+        #expect(attribute("user.inboxd.delivery", of: kept)?.hasSuffix(" Report.rtfd") == true)
+        #expect(world.contents(of: world.inbox).isEmpty)
+        #expect(world.contents(of: world.state.appendingPathComponent("intake")).isEmpty)
+
+        try Self.dropPackage(world, "Linked.rtfd", Self.report.merging(["link": "->/etc/hostname"]) { a, _ in a },
+                             stagedIn: world.inbox)
+        let left = try #require(world.waitForEvents("rejected").first)
+        #expect((left[field: "INBOX_REASON"] as String?)?.hasPrefix("contains a symbolic link: link") == true)
+        #expect(world.contents(of: world.inbox) == ["Linked.rtfd"])
+        #expect(world.contents(of: world.failedDirectory).isEmpty)
     }
 
     /// A package already in the Inbox when the agent starts is taken by the first scan like one renamed in.

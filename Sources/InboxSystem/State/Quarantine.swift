@@ -61,9 +61,9 @@ struct Quarantine {
                        fields: fields + [("INBOX_MOVED_TO", failed.child(newName))])
         case .swapped(let found, let keptAs):
             swapped(arrival, found: found, keptAs: keptAs)
-        case .failed(let error) where arrival.isPackage && arrival.directory !== staging:
-            // A package is never copied to be refused (across filesystems): it is left where it is, recorded once.
-            moveAside(arrival.name, from: arrival.directory, kind: .directory, why: "\(reason) (\(error))")
+        case .failed where arrival.isPackage && arrival.directory !== staging:
+            // A package is not copied to be refused (across filesystems): it is left where it is, recorded once.
+            moveAside(arrival.name, from: arrival.directory, kind: .directory, why: reason)
         case .failed(let error), .staged(_, let error):
             logger.log(.warning, "Refused \(arrival.shown): \(reason); cannot move it to failed/: \(error)",
                        event: .rejected, fields: fields)
