@@ -54,6 +54,7 @@ public final class Agent {
         sniffer = settings.contentSniffing ? SnifferSupervisor(logger: logger, isRoot: CurrentProcess.isRoot,
                                                                mimeDirectories: settings.mimeDirectories) : nil
         let reader = ArrivalReader(logger: logger)
+        reader.packageLimits = settings.packageLimits
         let quarantine = Quarantine(state: state, logger: logger)
         launchers = HandlerLaunchers(loop: loop, logger: logger, catalog: catalog,
                                      landlockABI: settings.landlock == .off ? 0 : LandlockRuleset.abi(),

@@ -55,9 +55,10 @@ final class ArrivalTyping {
         if let package = arrival.package {
             // A package takes no lease (a directory has none): its checked tree stands for one, compared again once
             // it is the agent's. Typed by its name and its top-level entries (a format's marker), never sniffed.
-            type = TypeResolver.decidePackage(name: arrival.cleanName, explicit: arrival.metadata.contentType,
-                                              topLevel: package.topLevel, in: catalog.database)
-            report(type, sniffFailure: nil, sniffedMIMEType: nil, of: arrival)
+            let inspection = inspector.inspectPackage(name: arrival.cleanName, explicit: arrival.metadata.contentType,
+                                                      manifest: package, in: catalog.database)
+            report(inspection.resolved, sniffFailure: nil, sniffedMIMEType: nil, of: arrival)
+            type = inspection.resolved
         } else {
             // With a read lease nobody can open the file for writing unnoticed, and while somebody has it open so,
             // no lease is had (fcntl(2), Leases). A file the agent holds is the agent's: nobody else can open it.
