@@ -199,6 +199,33 @@ struct PackageRoutingTests {
         #expect(Self.status(world.root + "/secret").map { $0.st_mode & 0o7777 } == 0o644, "the link's target untouched")
     }
 
+    /// The Inbox bounds count a package as one file of all its files' bytes: charged so while it is held, and a
+    /// package past a bound is refused whole.
+    @Test func theInboxBoundsCountAPackageAsOneFileOfAllItsBytes() throws {
+        let world = try MiddleWorld(registrations: Self.registrations)
+        defer { world.remove() }
+        let middle = try world.middle()
+        var bounds = InboxBounds()
+        bounds.maxBytes = 40
+        let quotas = InboxQuotas(bounds: bounds, inboxes: [world.inbox])
+        middle.router.quotas = quotas
+        try Self.dropPackage(world, "Report.rtfd", Self.report)
+        try middle.take("Report.rtfd")
+        #expect(middle.handoff.deliveries.count == 1)
+        let bytes = Int64(Self.report.reduce(0) { total, entry in
+            if case .file(let text) = entry.1 { total + text.utf8.count } else { total }
+        })
+        #expect(quotas.usage(of: world.inbox).files == 1)
+        #expect(quotas.usage(of: world.inbox).bytes == bytes)
+
+        // 24 bytes: alone it would fit, beside the first (23) it does not.
+        try Self.dropPackage(world, "Second.rtfd", [("TXT.rtf", .file("{}\n\n")), ("b", .file(String(repeating: "b", count: 20)))])
+        try middle.take("Second.rtfd")
+        #expect(middle.handoff.deliveries.count == 1)
+        #expect(world.names(in: "state/failed") == ["Second.rtfd"])
+        #expect(Self.attribute(AgentAttribute.failure, of: world.statePath + "/failed/Second.rtfd") != nil)
+    }
+
     static let id = "0123456789abcdef0123456789abcdef"
 
     struct HeldCase: Sendable, CustomTestStringConvertible {

@@ -86,6 +86,17 @@ struct PackageIntakeTests {
         #expect(try String(contentsOf: secret, encoding: .utf8) == "not to be removed")
     }
 
+    /// inboxd.conf's package bounds are the ones a package is checked within.
+    @Test func aPackageBeyondMaxPackageEntriesIsRefused() throws {
+        let world = try AgentHarness()
+        _ = try rtfdHandler(world)
+        try world.start(config: "[Agent]\nMaxPackageEntries=2\n")
+        try Self.dropPackage(world, "Report.rtfd", Self.report)
+        let rejected = try #require(world.waitForEvents("rejected").first)
+        #expect(rejected[field: "INBOX_REASON"] == "has more than 2 entries (MaxPackageEntries=)")
+        #expect(world.contents(of: world.failedDirectory) == ["Report.rtfd"])
+    }
+
     /// A package the agent had taken into intake/ when it was killed (here it could not go on: its container Inbox
     /// is another filesystem) is delivered from there after the restart, under the name it was dropped as.
     @Test func aPackageInIntakeWhenTheAgentIsKilledIsDeliveredAfterTheRestart() throws {
