@@ -153,7 +153,7 @@ final class Middle {
         router = Router(loop: loop, logger: logger, state: world.state, quarantine: quarantine,
                         inspector: TypeInspector(sniffer: sniffer), reader: reader, dispatcher: handoff,
                         catalog: world.catalog())
-        recovery = Recovery(state: world.state, reader: reader, router: router)
+        recovery = Recovery(state: world.state, reader: reader, router: router, quarantine: quarantine)
     }
 
     /// Takes a name from the drop Inbox as intake does (opened and checked) and routes it; with `settling`, runs the

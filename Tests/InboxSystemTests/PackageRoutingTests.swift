@@ -294,6 +294,19 @@ struct PackageRoutingTests {
                 == "contains a symbolic link: link")
     }
 
+    /// A directory in intake/ without the delivery recorded on it (a crash between its rename there and its stamp)
+    /// has no name to be typed by: moved aside to failed/ at start-up, not left there.
+    @Test func anUnrecordedDirectoryInIntakeIsMovedAside() throws {
+        let world = try MiddleWorld(registrations: Self.registrations)
+        defer { world.remove() }
+        try Self.dropPackage(world, "2049-5", Self.report, into: world.statePath + "/intake")
+        let middle = try world.middle()
+        middle.recovery.recoverContainers()
+        #expect(middle.handoff.deliveries.isEmpty)
+        #expect(world.names(in: "state/intake").isEmpty)
+        #expect(world.names(in: "state/failed") == ["rejected-2049-5"])
+    }
+
     /// A plain directory, and a directory made in place whatever its name, are not documents: the reader says why,
     /// and nothing is opened for them.
     @Test func directoriesThatAreNotPackagesAreNotTaken() throws {

@@ -8,8 +8,11 @@ final class Recovery {
     private let state: StateDirectories
     private let reader: ArrivalReader
     private let router: Router
+    /// Where what intake/ or unhandled/ holds that is no longer a document goes.
+    private let quarantine: Quarantine
 
-    init(state: StateDirectories, reader: ArrivalReader, router: Router) {
+    init(state: StateDirectories, reader: ArrivalReader, router: Router, quarantine: Quarantine) {
+        self.quarantine = quarantine
         self.state = state
         self.reader = reader
         self.router = router
@@ -65,10 +68,18 @@ final class Recovery {
         take(Array(delivery.name.utf8), from: inbox)
     }
 
-    /// Opens a held file (or package, checked again) and routes it again.
+    /// Opens a held file (or package, checked again) and routes it again. A directory that is no package (one a
+    /// crash left in intake/ before its delivery was recorded on it, one in unhandled/ whose type is no longer a
+    /// package type) is moved aside, with why.
     private func take(_ name: [UInt8], from directory: Directory) {
-        guard case .arrival(let arrival) = reader.take(name, in: directory, origin: .held) else { return }
-        defer { arrival.file.descriptor.close() }
-        router.route(arrival)
+        switch reader.take(name, in: directory, origin: .held) {
+        case .arrival(let arrival):
+            defer { arrival.file.descriptor.close() }
+            router.route(arrival)
+        case .notADocument(.directory, let why):
+            quarantine.moveAside(name, from: directory, kind: .directory, why: why)
+        case .notADocument, .gone, .failed:
+            break
+        }
     }
 }
