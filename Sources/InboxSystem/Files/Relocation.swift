@@ -48,9 +48,9 @@ extension Directory {
     /// A package document (`package`; `file` is its directory) moves the same way, by one rename of its directory.
     /// In `staging` its tree is checked again and must be the one checked where it was dropped (entries removed
     /// count too; the directory's own change time is the rename's), else nothing goes on (`.changed`); `prepare` is
-    /// given the tree as checked there, to hand every entry over (its failure keeps the package in `staging`). Across filesystems it is copied entry by entry
-    /// (`PackageTree.copy`), the original checked again after the copy, and removed only if its name still leads to
-    /// the directory that was checked.
+    /// given the tree as checked there, to hand every entry over (its failure keeps the package in `staging`). Across
+    /// filesystems it is copied entry by entry (`PackageTree.copy`), the original checked again after the copy, and
+    /// removed only if its name still leads to the directory that was checked.
     public func relocate(_ name: [UInt8], file: OpenedFile, to target: Directory, preferred: String,
                          via staging: Directory, rejectsTo failed: Directory?, sidecar: [UInt8]? = nil,
                          package: PackageMove? = nil,
@@ -100,6 +100,7 @@ extension Directory {
             }
             // Out of its sender's reach now: the tree the handler gets is the one checked, or nothing goes on.
             if let package {
+                if sidecar != nil && self !== staging { removeSidecar(of: name) }
                 switch PackageTree.check(file.descriptor, limits: package.limits) {
                 case .success(let fresh):
                     if let change = fresh.change(since: package.manifest, allowingRemoval: false,

@@ -186,7 +186,8 @@ final class IntakeWatcher {
                 // A directory made in place (mkdir) cannot have arrived complete, whatever its name: it is moved aside
                 // when taken. One renamed in (IN_MOVED_TO, also over the one made) may be a package document.
                 if isDirectory {
-                    if created { madeInPlace.insert(Self.key(name, in: inbox)) } else { madeInPlace.remove(Self.key(name, in: inbox)) }
+                    let key = Self.key(name, in: inbox)
+                    if created { madeInPlace.insert(key) } else { madeInPlace.remove(key) }
                 } else if created, let st = try? inbox.status(of: name), EntryKind(mode: st.st_mode) == .regular,
                           st.st_nlink == 1 {
                     // A regular file made in place is still being written: IN_CLOSE_WRITE brings it. Anything else

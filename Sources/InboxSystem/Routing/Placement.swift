@@ -160,8 +160,8 @@ final class Placement {
     /// Makes the Inbox copy the agent's and readable by the handler's group only (docs/design.md, Security model:
     /// the handler never owns its Inbox copy, so it cannot change its mode). A package's every entry: its files as a
     /// single copy, its directories as the container Inbox itself (the handler's group may remove entries, and
-    /// Landlock lets it do nothing else there).
-    /// A package not handed over whole is not delivered (the error): an entry could still be its sender's.
+    /// Landlock lets it do nothing else there); one not handed over whole is not delivered (the error returned): an
+    /// entry could still be its sender's.
     private func handOver(_ file: FileDescriptor, tree: PackageManifest?, to handler: String) -> Errno? {
         if let tree {
             let identity = isRoot ? catalog.identity(for: handler) : nil
