@@ -202,11 +202,13 @@ struct ManifestCursor {
     }
 
     /// Pins `entry` beneath its directory and checks it is the very inode the manifest has (device, inode, type):
-    /// `.failed(.staleEntry)` when another is there.
-    mutating func pin(_ entry: PackageEntry) -> Result<(FileDescriptor, stat), PinFailure> {
+    /// `.failed(.staleEntry)` when another is there. `flags` as `PackageOpener.pin`'s.
+    mutating func pin(_ entry: PackageEntry,
+                      flags: CInt = O_PATH | O_NOFOLLOW) -> Result<(FileDescriptor, stat), PinFailure> {
         ascend(toParentOf: entry.depth)
         guard directories.count == entry.depth else { return .failure(.failed(.invalidArgument)) }
-        let pinned = opener.pin(packageName(entry.path), in: directories[directories.count - 1].descriptor)
+        let pinned = opener.pin(packageName(entry.path), in: directories[directories.count - 1].descriptor,
+                                flags: flags)
         guard case .success(let (fd, st)) = pinned else { return pinned }
         guard UInt64(st.st_dev) == entry.device, UInt64(st.st_ino) == entry.inode,
               EntryKind(mode: st.st_mode) == entry.kind else {

@@ -16,6 +16,10 @@ public enum Relocation {
     /// writing it. In the staging directory as `stagedAs`, unprepared; nil when nothing was moved (across
     /// filesystems the copy is removed and the original is where it was).
     case changed(reason: String, stagedAs: String?)
+    /// A package's file (`entry`) was still open for writing once the package was the agent's, handed over, in the
+    /// staging directory as `stagedAs`: its sender kept a descriptor it opened before the rename
+    /// (`PackageTree.openWriter`). Nothing went on.
+    case writer(entry: String, stagedAs: String)
 }
 
 /// A package document to move (`Directory.relocate`): its tree as checked where it was dropped, and the bounds its
@@ -119,6 +123,12 @@ extension Directory {
         if let error = prepare(copy ?? file.descriptor, tree) {
             copy?.close()
             return .staged(name: staged, SystemError("handOver", path: staging.child(staged), errno: error))
+        }
+        // Handed over, no new open for writing is possible; one its sender made before the rename still works, and
+        // only a lease asked of each file sees it (a copy is the agent's own: no one else ever had it open).
+        if package != nil, copy == nil, let tree,
+           case .writer(let entry) = PackageTree.openWriter(file.descriptor, manifest: tree) {
+            return .writer(entry: entry, stagedAs: staged)
         }
         switch staging.moveUnique(Array(staged.utf8), to: target, preferred: preferred) {
         case .success(let newName):

@@ -91,6 +91,11 @@ final class Placement {
             return .done
         case .changed(let reason, nil):
             return .changing(reason: Self.stillWritten(arrival, reason))
+        case .writer(let entry, let staged):
+            // Refused at once, not waited for: a package is renamed in only once it is complete.
+            quarantine.refuse(staged: staged, of: arrival, reason: "its sender (uid \(arrival.sourceUID)) kept entry "
+                              + "\(entry) open for writing, so its content could still change")
+            return .done
         }
     }
 

@@ -67,7 +67,7 @@ struct Quarantine {
         case .failed(let error), .staged(_, let error):
             logger.log(.warning, "Refused \(arrival.shown): \(reason); cannot move it to failed/: \(error)",
                        event: .rejected, fields: fields)
-        case .changed(let change, _):
+        case .changed(let change, _), .writer(let change, _):
             // Not asked for (no package move): nothing is compared.
             logger.log(.warning, "Refused \(arrival.shown): \(reason); \(change)", event: .rejected, fields: fields)
         }
