@@ -86,6 +86,7 @@ enum SendCommand: InboxctlCommand {
                         hint: String = "", admit: (String) -> Bool = { _ in true }) -> CInt {
         guard let directory = settings.openDropInbox(inbox, hint: hint) else { return 1 }
         Interruption.catchSignals()
+        let packages = PackageSend(settings: settings)
         var status: CInt = 0
         var sent: [String] = [], failed: [String] = []
         for file in files {
@@ -95,10 +96,15 @@ enum SendCommand: InboxctlCommand {
                 failed.append(JSONText.object([("file", JSON.quote(file)), ("error", JSON.quote("refused"))]))
                 continue
             }
-            switch send(file, request: request, into: directory) {
-            case .success(let path):
-                if !json { Inboxctl.write(path + "\n", to: 1) }
-                sent.append(JSONText.object([("file", JSON.quote(file)), ("path", JSON.quote(path))]))
+            switch send(file, request: request, into: directory, packages: packages) {
+            case .success(let placed):
+                if !json { Inboxctl.write(placed.path + "\n", to: 1) }
+                var pairs = [("file", JSON.quote(file)), ("path", JSON.quote(placed.path))]
+                if let manifest = placed.package {
+                    pairs += [("package", "true"), ("entries", String(manifest.entryCount)),
+                              ("bytes", String(manifest.totalBytes))]
+                }
+                sent.append(JSONText.object(pairs))
             case .failure(let failure):
                 Inboxctl.write("inboxctl: cannot send \(file == "-" ? "stdin" : file): \(failure.message)\n", to: 2)
                 failed.append(JSONText.object([("file", JSON.quote(file)), ("error", JSON.quote(failure.message))]))
@@ -168,8 +174,15 @@ enum SendCommand: InboxctlCommand {
 
     struct Failure: Error { let message: String }
 
-    /// Sends one file; returns its path in the Inbox. On any failure the hidden temporary is removed.
-    static func send(_ file: String, request: Request, into inbox: Directory) -> Result<String, Failure> {
+    /// What was sent: its path in the Inbox, and for a package document the manifest of the copy.
+    struct Sent {
+        let path: String
+        var package: PackageManifest? = nil
+    }
+
+    /// Sends one file (a directory as a package document, `PackageSend`); returns its path in the Inbox. On any failure
+    /// the hidden temporary is removed.
+    static func send(_ file: String, request: Request, into inbox: Directory, packages: PackageSend) -> Result<Sent, Failure> {
         let name: String
         if let given = request.name {
             name = given
@@ -193,6 +206,11 @@ enum SendCommand: InboxctlCommand {
             }
         }
         defer { if source != .standardInput { source.close() } }
+        // A directory is one document or nothing: opened like a file (the path as given, as cp(1) takes it), then
+        // copied entry by entry without following anything inside.
+        if source != .standardInput, let st = try? source.status(), EntryKind(mode: st.st_mode) == .directory {
+            return packages.send(source, name: name, request: request, into: inbox)
+        }
 
         let temporary = ".inboxctl-send-" + randomHex(12)
         let output: FileDescriptor
@@ -202,7 +220,7 @@ enum SendCommand: InboxctlCommand {
         } catch {
             return .failure(Failure(message: "cannot create \(inbox.child(temporary)): \(error)"))
         }
-        func fail(_ message: String) -> Result<String, Failure> {
+        func fail(_ message: String) -> Result<Sent, Failure> {
             output.close()
             inbox.remove(Array(temporary.utf8))
             return .failure(Failure(message: message))
@@ -225,7 +243,7 @@ enum SendCommand: InboxctlCommand {
         case .success(let placed):
             // Only a user who may list the Inbox can sync it; for the others the rename is atomic, not yet durable.
             inbox.syncEntries()
-            return .success(inbox.child(placed))
+            return .success(Sent(path: inbox.child(placed)))
         case .failure(let error):
             inbox.remove(Array(temporary.utf8))
             return .failure(Failure(message: "cannot put it in place: \(error)"))
