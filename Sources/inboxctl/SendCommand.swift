@@ -19,10 +19,19 @@ enum SendCommand: InboxctlCommand {
         path in the Inbox. '-' reads the data from stdin; with --type and no --name it is named
         TYPE-XXXXXXXXXXXX.EXT from the type's last identifier component and preferred extension.
 
+        A FILE that is a directory is sent whole, as one package document (an .rtfd, a .pages
+        package, a .bundle): its name must end in a package type's extension, or --type names a
+        package type and the name takes its extension. Its entries are copied to a hidden directory
+        in the Inbox without following anything in it, its metadata set on that directory, synced,
+        and renamed into place. What the agent would refuse in a package (a symbolic link, a hard
+        link, a FIFO, socket or device, a mount point, more levels, entries or bytes than
+        MaxPackageDepth=, MaxPackageEntries= and MaxPackageSize= allow) is refused here, with the
+        entry that is why, and nothing is left in the Inbox.
+
         USAGE: \(usage)
 
         ARGUMENTS:
-          <FILE>                  A file to send, or '-' for stdin
+          <FILE>                  A file or package directory to send, or '-' for stdin
 
         OPTIONS:
           --inbox DIR             The drop Inbox (default: the agent's first Inbox)
