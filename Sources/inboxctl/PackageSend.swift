@@ -101,10 +101,10 @@ final class PackageSend {
                                 + "document; give it one (--name NAME.EXT) or its type (--type UTI)"))
     }
 
-    /// ".rtfd, .bundle, .pages and 12 more; 'inboxctl types --tree com.apple.package' lists them".
-    static func extensionsText(_ database: TypeDatabase, shown: Int = 8) -> String {
+    /// ".app, .key, ... .rtfd" (past `shown`, "and N more"), then where the types are listed.
+    static func extensionsText(_ database: TypeDatabase, shown: Int = 24) -> String {
         let identifiers = database.allIdentifiers.filter { $0 != TypeDatabase.packageType && database.isPackage($0) }
-        let extensions = Set(identifiers.compactMap { database.preferredExtension(of: $0) }).sorted()
+        let extensions = Set(identifiers.flatMap { database.declaration(for: $0)?.extensions ?? [] }).sorted()
         let listed = extensions.prefix(shown).map { "." + $0 }.joined(separator: ", ")
         let more = extensions.count > shown ? " and \(extensions.count - shown) more" : ""
         return listed + more + "; 'inboxctl types --tree \(TypeDatabase.packageType)' lists them"
