@@ -444,3 +444,31 @@ enum Packages {
                                      + "INBOX_FILE=\(world.failedDirectory.path)/Report.rtfd "), "\(log.stderr)")
     }
 }
+
+/// A sender's view of a package the agent holds: read back at start-up from its directory's records, marked as one.
+@Suite(.serialized, .enabled(if: Journal.available, Comment(rawValue: Journal.unavailableReason)))
+struct InboxctlPackageSenderViewTests {
+    @Test func aHeldPackageIsInItsSendersViewMarkedAsOne() throws {
+        let world = try AgentHarness()
+        let id = String(repeating: "5a", count: 16)
+        _ = try InboxctlPackageHeldTests.held(world, "Report.rtfd", id: id)
+        try world.start()
+        let places = ["--inbox", world.inbox.path, "--handlers", world.handlers.path, "--state", world.state.path,
+                      "--runtime-dir", world.runtime.path]
+        var listed: (status: Int32, stdout: String, stderr: String) = (0, "", "")
+        try waitUntil("the sender's view lists the package") {
+            listed = try run(Binaries.inboxctl.path, ["list", "--mine", "--json"] + places)
+            return listed.stdout.contains(id)
+        }
+        let object = try #require(try JSONSerialization.jsonObject(with: Data(listed.stdout.utf8)) as? [String: Any])
+        let file = try #require((object["files"] as? [[String: Any]])?.first { $0["deliveryID"] as? String == id })
+        #expect(file["name"] as? String == "Report.rtfd")
+        #expect(file["package"] as? Bool == true)
+        #expect(file["state"] as? String == "failed")
+        let text = try run(Binaries.inboxctl.path, ["list", "--mine"] + places)
+        #expect(text.stdout.split(separator: "\n").contains { $0.hasPrefix("Report.rtfd/  failed ") }, "\(text.stdout)")
+        let status = try run(Binaries.inboxctl.path, ["status", "Report.rtfd/"] + places)
+        #expect(status.status == 0, "\(status.stderr)")
+        #expect(status.stdout.hasPrefix("Report.rtfd/: failed (package)\n"), "\(status.stdout)")
+    }
+}
