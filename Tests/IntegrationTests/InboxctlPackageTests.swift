@@ -272,6 +272,28 @@ enum Packages {
         #expect(places.everything == ["Photos.rtfd"])
     }
 
+    /// The shared Inbox of the system instance (root's, 1733): a user may make and rename entries in it, not list it.
+    @Test(.enabled(if: nobodyCanRunTheAgent, "the built inboxctl is not executable by nobody (uid 65534) from here"))
+    func anotherUserSendsAPackageIntoTheSharedInbox() throws {
+        let places = try PackagePlaces()
+        #expect(chmod(places.root.path, 0o755) == 0 && chmod(places.source.path, 0o755) == 0)
+        #expect(chmod(places.inbox.path, 0o1733) == 0 && chmod(places.handlers.path, 0o755) == 0)
+        #expect(chmod(places.config.path, 0o644) == 0)
+        let source = places.source.appendingPathComponent("Report.rtfd")
+        try Packages.rtfd(source)
+        #expect(try run("/bin/chmod", ["-R", "a+rX", source.path]).status == 0)
+        let result = try run("/usr/bin/setpriv", ["--reuid=65534", "--regid=65534", "--clear-groups", "/usr/bin/env", "-i",
+                                                  "HOME=/nonexistent", "PATH=/usr/bin:/bin", Binaries.inboxctl.path, "send",
+                                                  "--inbox", places.inbox.path, "--handlers", places.handlers.path,
+                                                  "--config", places.config.path, source.path])
+        #expect(result.status == 0, "\(result.stderr)")
+        let placed = places.inbox.appendingPathComponent("Report.rtfd")
+        #expect(Packages.tree(of: placed) == Packages.tree(of: source))
+        var st = stat()
+        #expect(lstat(placed.path, &st) == 0 && st.st_uid == 65534 && st.st_mode & 0o7777 == 0o700)
+        #expect(places.everything == ["Report.rtfd"])
+    }
+
     /// As a symbolic link given for a file is (the target's data, sent under the link's name), so for a package: the
     /// argument is the user's to name; nothing inside it is ever followed.
     @Test func aSymbolicLinkGivenAsTheArgumentIsTakenAsAFileArgumentIs() throws {
@@ -321,6 +343,15 @@ enum Packages {
         #expect(handlers.status == 0, "\(handlers.stderr)")
         #expect(handlers.stdout.hasPrefix("Handlers for Report.rtfd (com.apple.rtfd):\n"), "\(handlers.stdout)")
         #expect(handlers.stdout.contains(handler))
+
+        // open --with sends it to that handler, as a file; preview does not take a package.
+        let opened = try world.inboxctl("open", ["--with", handler, report.path])
+        #expect(opened.status == 0, "\(opened.stderr)")
+        #expect(opened.stdout == world.inbox.appendingPathComponent("Report.rtfd").path + "\n")
+        #expect(attribute("user.inbox.handler", of: world.inbox.appendingPathComponent("Report.rtfd")) == handler)
+        let preview = try world.inboxctl("preview", [report.path])
+        #expect(preview.status == 1)
+        #expect(preview.stderr == "inboxctl: \(report.path): is a package document (a directory); preview shows single files\n")
 
         // A file's info is as it was: no package row.
         let note = world.root.appendingPathComponent("note.txt")
