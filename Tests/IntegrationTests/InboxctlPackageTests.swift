@@ -468,6 +468,24 @@ enum Packages {
         }
     }
 
+    @Test(.enabled(if: getuid() == 0, "mounting a tmpfs for the Inbox needs root"))
+    func aPackageRetriedIntoAnInboxOnAnotherFilesystemIsCopiedThenRemoved() throws {
+        let (world, _) = try Self.world()
+        let id = String(repeating: "0f", count: 16)
+        let package = try Self.held(world, "Report.rtfd", id: id)
+        let expected = Packages.tree(of: package)
+        let mounted = try run("/bin/mount", ["-t", "tmpfs", "-o", "size=1m", "tmpfs", world.inbox.path])
+        try #require(mounted.status == 0, "\(mounted.stderr)")
+        defer { _ = try? run("/bin/umount", ["-l", world.inbox.path]) }
+        let retried = try world.inboxctl("retry", ["--json", id])
+        #expect(retried.status == 0, "\(retried.stderr)")
+        #expect(retried.stdout == #"{"retried":[{"from":"\#(package.path)","to":"\#(world.inbox.path)/Report.rtfd"}],"failed":[]}"#
+                + "\n")
+        #expect(Packages.tree(of: world.inbox.appendingPathComponent("Report.rtfd")) == expected)
+        #expect(world.allEntries(of: world.inbox) == ["Report.rtfd"])
+        #expect(world.allEntries(of: world.failedDirectory).isEmpty)
+    }
+
     @Test func logTakesAPackageNameWithItsTrailingSlash() throws {
         let (world, _) = try Self.world()
         let log = try world.inboxctl("log", ["--file", "Report.rtfd/", "-n", "0"])
