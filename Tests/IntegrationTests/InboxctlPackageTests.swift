@@ -521,3 +521,41 @@ struct InboxctlPackageSenderViewTests {
         #expect(status.stdout.hasPrefix("Report.rtfd/: failed (package)\n"), "\(status.stdout)")
     }
 }
+
+/// End to end through the real agent: a package sent with inboxctl reaches its handler whole; one its handler failed on
+/// is listed in failed/, retried, delivered, and its sender's view says it was a package.
+@Suite(.serialized, .enabled(if: Journal.available, Comment(rawValue: Journal.unavailableReason)))
+struct InboxctlPackageDeliveryTests {
+    @Test func aSentPackageFailsIsListedRetriedAndDeliveredWhole() throws {
+        let world = try AgentHarness()
+        let handler = "test.rtfd.\(world.tag)"
+        try world.register(handler, contentTypes: "com.apple.rtfd", exit: 1)
+        try world.start(config: "[Agent]\nMaxAttempts=1\n")
+        let source = world.root.appendingPathComponent("Report.rtfd")
+        try Packages.rtfd(source)
+        let sent = try world.inboxctl("send", ["--source-app", "com.example.mail", source.path])
+        #expect(sent.status == 0, "\(sent.stderr)")
+        let failed = try #require(try world.waitForEvents("failed").first)
+        let id = try #require(failed["INBOX_DELIVERY_ID"] as? String)
+        #expect(failed["INBOX_PACKAGE"] as? String == "1")
+        let list = try world.inboxctl("list", ["failed"])
+        #expect(list.stdout.split(separator: "\n").contains { line in
+            line.hasPrefix("Report.rtfd/ ") && line.contains(id) && line.contains("package, \(Packages.rtfdEntries) entries, ")
+        }, "\(list.stdout)")
+
+        let fixed = world.registrationText(handler, exec: "\(world.recorderURL.path) --file %f", contentTypes: "com.apple.rtfd",
+                                           environment: "EXIT_CODE=0")
+        try world.write(fixed, to: world.handlerFile(handler))
+        try world.waitForRegistrationLoads(2)
+        let retried = try world.inboxctl("retry", [id])
+        #expect(retried.status == 0, "\(retried.stderr)")
+        let finished = try #require(try world.waitForEvents("finished").first)
+        let newID = try #require(finished["INBOX_DELIVERY_ID"] as? String)
+        let record = try #require(world.recordings().first { $0.key.hasPrefix(newID) }?.value, "\(world.recordings().keys)")
+        #expect(record.contains("INBOX_PACKAGE=1\n"), "\(record)")
+        #expect(record.contains("INBOX_NAME=Report.rtfd\n"), "\(record)")
+        #expect(record.contains("INBOX_SOURCE_APP=com.example.mail\n"), "\(record)")
+        #expect(world.contents(of: world.failedDirectory).isEmpty)
+        try waitUntil("the Inbox is empty") { world.allEntries(of: world.inbox).isEmpty }
+    }
+}
