@@ -179,17 +179,22 @@ struct PackageCheckTests {
         try nest(sandbox, 32, file: false)
         let manifest = try #require(try sandbox.check("P.rtfd", resolution: resolution).value)
         #expect(manifest.entries.last?.depth == 32 && manifest.entryCount == 32)
-        try nest(sandbox, 33, file: false)
-        #expect(try sandbox.check("P.rtfd", resolution: resolution).failure == .tooDeep(limit: 32))
+        try nest(sandbox, 33, file: true)
+        var visited = 0
+        #expect(try sandbox.check("P.rtfd", resolution: resolution) { _ in visited += 1 }.failure == .tooDeep(limit: 32))
+        #expect(visited == 32)
     }
 
-    @Test func anEntryBelowTheDeepestLevelAllowedIsRefused() throws {
+    @Test func theDepthCountsLevelsOfDirectories() throws {
         let sandbox = try PackageSandbox()
         try nest(sandbox, 32, file: true)
-        #expect(try sandbox.check("P.rtfd").failure == .tooDeep(limit: 32))
+        #expect(try sandbox.check("P.rtfd").value?.entries.last?.depth == 33)
         try sandbox.file("Q.rtfd/d/leaf")
-        #expect(try sandbox.check("Q.rtfd", limits: PackageLimits(maxDepth: 2)).value?.entryCount == 2)
+        #expect(try sandbox.check("Q.rtfd", limits: PackageLimits(maxDepth: 1)).value?.entryCount == 2)
+        #expect(try sandbox.check("Q.rtfd", limits: PackageLimits(maxDepth: 0)).failure == .tooDeep(limit: 0))
+        try sandbox.file("Q.rtfd/d/e/leaf")
         #expect(try sandbox.check("Q.rtfd", limits: PackageLimits(maxDepth: 1)).failure == .tooDeep(limit: 1))
+        #expect(try sandbox.check("Q.rtfd", limits: PackageLimits(maxDepth: 2)).value?.entryCount == 4)
     }
 
     private func fill(_ sandbox: PackageSandbox, _ directory: String, _ count: Int) throws {
@@ -201,7 +206,7 @@ struct PackageCheckTests {
     }
 
     @Test func tenThousandEntriesPassAndTenThousandAndOneAreRefused() throws {
-        let sandbox = try PackageSandbox()
+        let sandbox = try PackageSandbox(inMemory: true)
         try fill(sandbox, "P.rtfd", 10_000)
         #expect(try sandbox.check("P.rtfd").value?.entryCount == 10_000)
         try sandbox.file("P.rtfd/one-more")
@@ -209,7 +214,7 @@ struct PackageCheckTests {
     }
 
     @Test func theWalkStopsAtTheEntryBoundWithoutVisitingTheRest() throws {
-        let sandbox = try PackageSandbox()
+        let sandbox = try PackageSandbox(inMemory: true)
         try fill(sandbox, "P.rtfd/a", 60)
         try fill(sandbox, "P.rtfd/b", 60)
         try fill(sandbox, "Q.rtfd", 5_000)
@@ -430,6 +435,21 @@ struct PackageActionTests {
         }
     }
 
+    @Test(.enabled(if: isRoot, "only root gives entries to another owner"))
+    func theHandOverRefusesAnotherPackagesManifest() throws {
+        let sandbox = try PackageSandbox()
+        try makeRTFD(sandbox, "P.rtfd")
+        try makeRTFD(sandbox, "Q.rtfd")
+        let root = try sandbox.openPackage("P.rtfd")
+        defer { root.close() }
+        let other = try #require(try sandbox.check("Q.rtfd").value)
+        #expect(PackageTree.handOver(root, manifest: other, owner: 4321, group: 8765, fileMode: 0o440,
+                                     directoryMode: 0o770) == .staleEntry)
+        for name in ["P.rtfd", "P.rtfd/TXT.rtf", "Q.rtfd", "Q.rtfd/TXT.rtf"] {
+            #expect(sandbox.status(name)?.st_uid == 0, "\(name)")
+        }
+    }
+
     @Test(arguments: resolutions)
     func aCopyHasTheSameTreeWithOrdinaryModes(resolution: PackageResolution) throws {
         let sandbox = try PackageSandbox()
@@ -486,6 +506,8 @@ struct PackageActionTests {
         try makeRTFD(sandbox)
         try tree.build(sandbox)
         try sandbox.directory("Inbox")
+        let outside = try sandbox.ageFiles(under: "outside")
+        defer { for file in outside { #expect(!sandbox.wasRead(file), "\(file) was read") } }
         let root = try sandbox.openPackage("P.rtfd")
         defer { root.close() }
         let copied = PackageTree.copy(root, into: try Directory(path: sandbox.at("Inbox")), as: Array(".stage".utf8),
@@ -519,6 +541,12 @@ struct PackageActionTests {
             try FileManager.default.removeItem(atPath: $0.at("P.rtfd/Data"))
             try $0.symlink("P.rtfd/Data", to: $0.at("outside"))
         }, path: "Data"),
+        Replacement(testDescription: "an entry added to a directory", replace: {
+            try $0.file("P.rtfd/Data/new")
+        }, path: "Data"),
+        Replacement(testDescription: "an entry added to the package's own directory", replace: {
+            try $0.file("P.rtfd/new")
+        }, path: "."),
         Replacement(testDescription: "a file written to", replace: {
             let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: $0.at("P.rtfd/image.png")))
             try handle.seekToEnd()
@@ -537,10 +565,16 @@ struct PackageActionTests {
         let root = try sandbox.openPackage("P.rtfd")
         defer { root.close() }
         var failure: (any Error)?
+        var outside: [String] = []
         let copied = PackageTree.copy(root, into: try Directory(path: sandbox.at("Inbox")), as: Array(".stage".utf8),
                                       limits: PackageLimits(), resolution: resolution) {
-            do { try replacement.replace(sandbox) } catch { failure = error }
+            do {
+                try replacement.replace(sandbox)
+                outside = try sandbox.ageFiles(under: "outside")
+            } catch { failure = error }
         }
+        #expect(!outside.isEmpty)
+        for file in outside { #expect(!sandbox.wasRead(file), "\(file) was read") }
         #expect(failure == nil)
         guard case .failure(.refused(let refusal)) = copied else {
             Issue.record("copied: \(copied)")
@@ -569,6 +603,15 @@ struct PackageActionTests {
         #expect(PackageTree.remove(Array("Doc.pages".utf8), in: parent, resolution: resolution) == nil)
     }
 
+    @Test func aRemovalEntersNoMoreThanItsBoundOfLevels() throws {
+        let sandbox = try PackageSandbox()
+        let deep = "P.rtfd/" + Array(repeating: "d", count: PackageTree.removalDepth + 1).joined(separator: "/")
+        try sandbox.file(deep + "/leaf")
+        try sandbox.file("P.rtfd/TXT.rtf")
+        #expect(PackageTree.remove(Array("P.rtfd".utf8), in: try Directory(path: sandbox.path)) == .tooManyLinks)
+        #expect(sandbox.exists(deep) && !sandbox.exists("P.rtfd/TXT.rtf"))
+    }
+
     @Test(arguments: resolutions)
     func aRemovalOfALinkRemovesTheLinkOnly(resolution: PackageResolution) throws {
         let sandbox = try PackageSandbox()
@@ -592,6 +635,8 @@ struct PackageActionTests {
         try sandbox.file("outside/secret", "TOPSECRET")
         try sandbox.file("P.rtfd/bound")
         try sandbox.bind("outside/secret", at: "P.rtfd/bound")
+        // Directories read after either mount point are removed all the same.
+        for index in 0..<8 { try sandbox.file("P.rtfd/e\(index)/f\(index)/x") }
         let parent = try Directory(path: sandbox.path)
         #expect(PackageTree.remove(Array("P.rtfd".utf8), in: parent, resolution: resolution) == .mountPointBusy)
         #expect(sandbox.contents("P.rtfd/Data/mnt/inside.png") == "inside")

@@ -253,7 +253,7 @@ public final class Agent {
                                              use: router.quotas.map { quotas in settings.inboxes.map { inbox in
             let use = quotas.usage(of: inbox)
             return .init(inbox: inbox, files: use.files, bytes: use.bytes)
-        } } ?? [])
+        } } ?? [], packages: settings.packageLimits)
         status.sniffer = sniffer?.status
         status.stalls = logger.stalls
         status.stalls.notificationsCoalesced = notifier.coalescedCount

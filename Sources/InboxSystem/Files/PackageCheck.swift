@@ -105,7 +105,11 @@ private struct PackageWalk {
             let kind = EntryKind(mode: st.st_mode)
             if kind != .directory { fd.close() }
             switch kind {
-            case .directory: break
+            case .directory:
+                guard depth <= limits.maxDepth else {
+                    fd.close()
+                    return .failure(.tooDeep(limit: limits.maxDepth))
+                }
             case .regular:
                 guard st.st_nlink == 1 else { return .failure(.hardLink(path: displayName(path))) }
                 let (sum, overflow) = bytes.addingReportingOverflow(Int64(st.st_size))
@@ -131,7 +135,7 @@ private struct PackageWalk {
     }
 
     /// The names in a directory, sorted by their bytes, no more than MaxPackageEntries= leaves room for (reading stops
-    /// one past it) and none in a directory at MaxPackageDepth=.
+    /// one past it).
     private mutating func list(_ directory: FileDescriptor, path: [UInt8],
                                depth: Int) -> Result<[[UInt8]], PackageRefusal> {
         let read: Result<(names: [[UInt8]], complete: Bool), Errno>
@@ -142,7 +146,6 @@ private struct PackageWalk {
         case .failure(let error): return .failure(.unreadable(path: packageDisplay(path), errno: error))
         case .success((_, false)): return .failure(.tooManyEntries(limit: limits.maxEntries))
         case .success(let (names, true)):
-            if !names.isEmpty && depth >= limits.maxDepth { return .failure(.tooDeep(limit: limits.maxDepth)) }
             listed += names.count
             return .success(names.sorted { $0.lexicographicallyPrecedes($1) })
         }

@@ -10,19 +10,19 @@ extension PackageTree {
                          fileMode: mode_t, directoryMode: mode_t, resolution: PackageResolution) -> Errno? {
         let opener: PackageOpener
         do { opener = try PackageOpener.beneath(root, resolution: resolution) } catch { return error }
-        guard opener.device == manifest.root.device, (try? root.status()).map({ UInt64($0.st_ino) }) == manifest.root.inode
-        else { return .staleEntry }
+        guard opener.device == manifest.root.device,
+              (try? root.status()).map({ UInt64($0.st_ino) }) == manifest.root.inode else { return .staleEntry }
         func give(_ fd: FileDescriptor, _ kind: EntryKind) -> Errno? {
             if owner != nil || group != nil {
-                let result = retryingErrno {
-                    withCName([]) { sys_fchownat(fd.rawValue, $0, owner ?? uid_t.max, group ?? gid_t.max, AT_EMPTY_PATH) }
-                }
+                let (uid, gid) = (owner ?? uid_t.max, group ?? gid_t.max)
+                let result = retryingErrno { withCName([]) { sys_fchownat(fd.rawValue, $0, uid, gid, AT_EMPTY_PATH) } }
                 if case .failure(let error) = result { return error }
             }
             // chmod(2) through the descriptor's /proc/self/fd link: the very inode pinned (fchmod(2) refuses an O_PATH
             // descriptor; chown first, as it may clear set-id bits).
             let mode = kind == .directory ? directoryMode : fileMode
-            if case .failure(let error) = retryingErrno({ sys_chmod("/proc/self/fd/\(fd.rawValue)", mode) }) { return error }
+            let proc = "/proc/self/fd/\(fd.rawValue)"
+            if case .failure(let error) = retryingErrno({ sys_chmod(proc, mode) }) { return error }
             return nil
         }
         if let error = give(root, .directory) { return error }
@@ -57,7 +57,8 @@ extension PackageTree {
         }
         checked()
         let path = target.child(displayName(name))
-        if case .failure(let error) = retryingErrno({ withCName(name) { sys_mkdirat(target.descriptor.rawValue, $0, 0o700) } }) {
+        let made = retryingErrno { withCName(name) { sys_mkdirat(target.descriptor.rawValue, $0, 0o700) } }
+        if case .failure(let error) = made {
             return .failure(.failed(SystemError("mkdirat", path: path, errno: error)))
         }
         let copyRoot: FileDescriptor
@@ -106,10 +107,16 @@ private struct PackageCopier {
         // The copy's directories being filled, in step with the source's (the copy's own first, not closed here).
         var made: [FileDescriptor] = [copyRoot]
         var failure: PackageCopyFailure?
-        func finish(_ entry: PackageEntry, _: FileDescriptor) {
+        // A directory copied: the source's must still be as checked (an entry added to it since would be missing from
+        // the copy), and the copy's gets its mode and is synced.
+        func finish(_ entry: PackageEntry, _ original: FileDescriptor) {
             let directory = made.removeLast()
             defer { directory.close() }
             guard failure == nil else { return }
+            guard unchanged(entry, original) else {
+                failure = .refused(.changing(path: packageDisplay(entry.path)))
+                return
+            }
             do throws(Errno) {
                 try directory.chmod(copyMode(entry))
                 try directory.fsync()
@@ -147,8 +154,15 @@ private struct PackageCopier {
         }
         source.close(finish)
         if let failure { return failure }
+        guard unchanged(manifest.root, root) else { return .refused(.changing(path: ".")) }
         do { try copyRoot.fsync() } catch { return .failed(SystemError("fsync", path: path, errno: error)) }
         return nil
+    }
+
+    /// Whether the open entry's status is still the one its manifest entry recorded.
+    private func unchanged(_ entry: PackageEntry, _ descriptor: FileDescriptor) -> Bool {
+        guard let st = try? descriptor.status() else { return false }
+        return PackageEntry(path: entry.path, kind: entry.kind, depth: entry.depth, status: st) == entry
     }
 
     private func makeDirectory(_ name: [UInt8], in parent: FileDescriptor,
@@ -179,8 +193,8 @@ private struct PackageCopier {
         case .failure(let error): return .refused(.unreadable(path: entryPath, errno: error))
         }
         defer { source.close() }
-        guard let opened = try? source.status(), UInt64(opened.st_dev) == entry.device, UInt64(opened.st_ino) == entry.inode
-        else { return .refused(.changing(path: entryPath)) }
+        guard let opened = try? source.status(), UInt64(opened.st_dev) == entry.device,
+              UInt64(opened.st_ino) == entry.inode else { return .refused(.changing(path: entryPath)) }
         let copy: FileDescriptor
         switch retryingErrno({
             withCName(name) {
@@ -191,14 +205,16 @@ private struct PackageCopier {
         case .failure(let error): return .failed(SystemError("openat", path: path, errno: error))
         }
         defer { copy.close() }
-        let copied: Result<Int64, PackageCopyFailure> = withUnsafeTemporaryAllocation(byteCount: 1 << 16, alignment: 8) {
-            buffer in
+        let copied: Result<Int64, PackageCopyFailure> = withUnsafeTemporaryAllocation(byteCount: 1 << 16,
+                                                                                       alignment: 8) { buffer in
             var offset: Int64 = 0
             while offset <= entry.size {
                 let want = Int(min(Int64(buffer.count), entry.size + 1 - offset))
                 let count: Int
-                do throws(Errno) { count = try source.read(fully: UnsafeMutableRawBufferPointer(rebasing: buffer[0..<want]), at: offset) }
-                catch { return .failure(.refused(.unreadable(path: entryPath, errno: error))) }
+                let chunk = UnsafeMutableRawBufferPointer(rebasing: buffer[0..<want])
+                do throws(Errno) { count = try source.read(fully: chunk, at: offset) } catch {
+                    return .failure(.refused(.unreadable(path: entryPath, errno: error)))
+                }
                 if count == 0 { break }
                 if let error = copy.write(all: UnsafeRawBufferPointer(rebasing: buffer[0..<count])) {
                     return .failure(.failed(SystemError("write", path: path, errno: error)))
@@ -212,9 +228,7 @@ private struct PackageCopier {
         case .success(let size) where size != entry.size: return .refused(.changing(path: entryPath))
         case .success: break
         }
-        guard let after = try? source.status(),
-              PackageEntry(path: entry.path, kind: entry.kind, depth: entry.depth, status: after) == entry
-        else { return .refused(.changing(path: entryPath)) }
+        guard unchanged(entry, source) else { return .refused(.changing(path: entryPath)) }
         do {
             try copy.chmod(copyMode(entry))
             try copy.fsync()

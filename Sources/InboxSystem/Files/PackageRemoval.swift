@@ -7,7 +7,7 @@ import Glibc
 
 extension PackageTree {
     /// Levels of directories `remove` enters; a deeper one is left (ELOOP).
-    static let removalDepth = 128
+    public static let removalDepth = 128
 
     static func remove(_ name: [UInt8], in directory: Directory, resolution: PackageResolution) -> Errno? {
         let opener: PackageOpener
@@ -58,12 +58,14 @@ extension PackageTree {
                 switch openForRemoval(name, in: parent, opener) {
                 case .gone: continue
                 case .mountPoint: first = first ?? .mountPointBusy
-                case .notDirectory: first = first ?? unlink(name, in: parent, flags: 0)
+                case .notDirectory:
+                    let error = unlink(name, in: parent, flags: 0)
+                    if first == nil { first = error }
                 case .failed(let error): first = first ?? error
                 case .directory(let inner):
-                    if let error = empty(inner, level: level + 1, opener) ?? unlink(name, in: parent, flags: AT_REMOVEDIR) {
-                        first = first ?? error
-                    }
+                    // Emptied (else its error) and removed, whatever went wrong with an entry before.
+                    let error = empty(inner, level: level + 1, opener) ?? unlink(name, in: parent, flags: AT_REMOVEDIR)
+                    if first == nil { first = error }
                 }
             case let error?:
                 // EBUSY: a file with a bind mount on it.
@@ -85,5 +87,5 @@ extension PackageTree {
 
 extension Errno {
     /// EBUSY: a mount point, left where it is.
-    static let mountPointBusy = Errno(rawValue: EBUSY)
+    public static let mountPointBusy = Errno(rawValue: EBUSY)
 }

@@ -94,7 +94,9 @@ extension PackageManifest {
                 if allowingRemoval { continue }
                 return .removed(path: path)
             }
-            if new.device != old.device || new.inode != old.inode || new.kind != old.kind { return .swapped(path: path) }
+            if new.device != old.device || new.inode != old.inode || new.kind != old.kind {
+                return .swapped(path: path)
+            }
             if new.mode != old.mode || new.owner != old.owner { return .changed(path: path) }
             let ctimeCounts = !(old.depth == 0 && ignoringRootChange)
             guard new.size != old.size || new.modified != old.modified || (ctimeCounts && new.changed != old.changed)
@@ -155,12 +157,24 @@ public enum PackageTree {
     /// Walks the open package directory `root` by descriptor (openat2 with RESOLVE_BENEATH, RESOLVE_NO_SYMLINKS,
     /// RESOLVE_NO_MAGICLINKS and RESOLVE_NO_XDEV, or the same rules by hand): only directories and regular files
     /// with one link, within `limits`; the tree must not change while it is walked (`.changing`).
+    ///
+    /// The first entry refused, in manifest order, is the refusal. A package that is itself a mount's root is
+    /// `.mountPoint(path: ".")`. Bounds: no directory deeper than `maxDepth` levels below the package's own (its
+    /// entries are at depth 1: 32 nested directories pass, with files in the 32nd, and a 33rd does not); no more than
+    /// `maxEntries` entries (its own directory not counted); no more than `maxBytes` in its regular files together
+    /// (st_size). Reading stops as soon as a bound is passed, and one descriptor per level is held. After the walk
+    /// every entry is pinned again and its status compared with the one recorded (an entry added or removed changes
+    /// its directory's): any difference is `.changing`.
     public static func check(_ root: FileDescriptor, limits: PackageLimits) -> Result<PackageManifest, PackageRefusal> {
         check(root, limits: limits, resolution: .detected)
     }
 
     /// Gives every entry of a checked package `owner`/`group` (nil: unchanged) and the modes a handler's copy has:
     /// files `fileMode`, directories `directoryMode`, through descriptors of the very entries of `manifest`.
+    ///
+    /// In manifest order; each entry is pinned beneath its directory and compared with the manifest's device, inode
+    /// and type first: another inode there is ESTALE (`Errno.staleEntry`), a vanished one ENOENT, and nothing is done
+    /// to it or after it (entries before it keep what they were given). A changed tree should then be checked again.
     public static func handOver(_ root: FileDescriptor, manifest: PackageManifest, owner: uid_t?, group: gid_t?,
                                 fileMode: mode_t, directoryMode: mode_t) -> Errno? {
         handOver(root, manifest: manifest, owner: owner, group: group, fileMode: fileMode,
@@ -169,6 +183,13 @@ public enum PackageTree {
 
     /// Copies the open package `root` into `target` as `name` (made 0700, filled, fsynced; the caller renames it on),
     /// entry by entry through descriptors, refusing what `check` refuses. Returns the copy's manifest.
+    ///
+    /// The source is checked first, then copied along that manifest: each entry pinned and compared with it before it
+    /// is read (a file is read up to its recorded size, a directory listed by no one), and each file and directory
+    /// compared again once copied; a difference is `.refused(.changing)`. Modes as an ordinary copy's: the source's
+    /// less group and other write and the set-id and sticky bits (0644, 0755), directories keeping their owner's rwx;
+    /// owners are the caller's; the package directory's `user.` attributes (its metadata) are copied. On any failure
+    /// the partial copy is removed (a `name` already in `target` is `EEXIST` and left alone).
     public static func copy(_ root: FileDescriptor, into target: Directory, as name: [UInt8],
                             limits: PackageLimits) -> Result<PackageManifest, PackageCopyFailure> {
         copy(root, into: target, as: name, limits: limits, resolution: .detected)
@@ -176,6 +197,10 @@ public enum PackageTree {
 
     /// Removes the package `name` in `directory` and everything in it, depth first by descriptor, never following a
     /// link and never crossing a mount; nil when it is gone.
+    ///
+    /// A symlink (as `name` or inside) is removed as itself, its target untouched. A mount point inside is left with
+    /// the directories leading to it, and the removal reports EBUSY; directories deeper than `removalDepth` (128)
+    /// levels are left, ELOOP. The first error is returned after every other entry has been removed.
     public static func remove(_ name: [UInt8], in directory: Directory) -> Errno? {
         remove(name, in: directory, resolution: .detected)
     }
@@ -193,7 +218,9 @@ extension Directory {
     /// kind is `.refused(kind)`, never opened.
     public func openPackage(_ name: [UInt8]) -> SafeOpenResult {
         let pinned: FileDescriptor
-        switch retryingErrno({ withCName(name) { sys_openat(descriptor.rawValue, $0, O_PATH | O_NOFOLLOW | O_CLOEXEC) } }) {
+        switch retryingErrno({
+            withCName(name) { sys_openat(descriptor.rawValue, $0, O_PATH | O_NOFOLLOW | O_CLOEXEC) }
+        }) {
         case .success(let fd): pinned = FileDescriptor(rawValue: fd)
         case .failure(.noSuchFile): return .gone
         case .failure(let error): return .failed(SystemError("openat", path: child(displayName(name)), errno: error))

@@ -13,13 +13,16 @@ enum PackageResolution: Sendable {
 
     /// What this kernel can do, asked once.
     static let detected: PackageResolution = {
-        let fd = withCName(Array(".".utf8)) { sys_openat2(AT_FDCWD, $0, O_PATH | O_CLOEXEC, PackageOpener.resolve) }
+        let (fd, error) = withCName(Array(".".utf8)) {
+            (sys_openat2(AT_FDCWD, $0, O_PATH | O_CLOEXEC, PackageOpener.resolve), errno)
+        }
         if fd >= 0 {
             FileDescriptor(rawValue: fd).close()
             return .openat2
         }
-        // EINVAL: an openat2 that does not know these RESOLVE_ flags.
-        return errno == ENOSYS || errno == EINVAL ? .byHand : .openat2
+        // EINVAL: an openat2 that does not know these RESOLVE_ flags; EPERM: a seccomp filter that does not know the
+        // call (an O_PATH open of "." is refused for no other reason).
+        return error == ENOSYS || error == EINVAL || error == EPERM ? .byHand : .openat2
     }()
 }
 
@@ -224,5 +227,5 @@ struct ManifestCursor {
 
 extension Errno {
     /// ESTALE: the entry at a path is not the inode a manifest recorded there.
-    static let staleEntry = Errno(rawValue: ESTALE)
+    public static let staleEntry = Errno(rawValue: ESTALE)
 }
