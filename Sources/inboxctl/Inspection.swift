@@ -37,7 +37,7 @@ struct InspectionError: Error, CustomStringConvertible {
 final class Inspection {
     let settings: AgentSettings
     let catalog: HandlerCatalog
-    private let inspector: TypeInspector
+    let inspector: TypeInspector
 
     /// nil (after saying why) when libmagic cannot be loaded: the agent would refuse to start. `identities` as the
     /// agent would resolve them, for a command that runs handlers.

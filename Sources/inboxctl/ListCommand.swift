@@ -102,7 +102,7 @@ enum ListCommand: InboxctlCommand {
         let now = WallClock.now
         let suffix = agentArguments(parsed)
         let items = entries.map { entry in
-            item(entry, which: which, inspection: inspection, now: now, retrySuffix: suffix, limits: settings.packageBounds)
+            item(entry, which: which, inspection: inspection, now: now, retrySuffix: suffix, limits: settings.packageLimits)
         }
         // What could not even be moved aside into failed/ is still where it was dropped: listed with failed/.
         let left = which == "failed" ? state.map { LeftInPlace.read(from: $0.root) } ?? [] : []

@@ -19,22 +19,24 @@ extension Inspection {
         }
         var refusal: String?
         var summary = PackageSummary(entries: nil, bytes: nil)
-        var topLevel: [(name: String, isDirectory: Bool)] = []
-        switch PackageTree.check(directory, limits: settings.packageBounds) {
+        var checked: PackageManifest?
+        switch PackageTree.check(directory, limits: settings.packageLimits) {
         case .success(let manifest):
             summary = PackageSummary(entries: manifest.entryCount, bytes: manifest.totalBytes)
-            topLevel = manifest.topLevel
+            checked = manifest
         case .failure(let refused):
             refusal = refused.passes
                 ? "the package \(refused.reason): the agent would check it again, then refuse it if it still changes"
                 : "the package \(refused.reason): from a drop Inbox the agent would refuse it and move it to failed/"
-            topLevel = Self.topLevel(of: path)
         }
         if explicit == nil && database.packageIdentifier(forDirectoryNamed: name) == nil {
             refusal = "a directory whose name has no package type's extension: from a drop Inbox the agent would move "
                 + "it aside to failed/"
         }
-        let resolved = TypeResolver.decidePackage(name: name, explicit: explicit, topLevel: topLevel, in: database)
+        // As the agent types one it took (`TypeInspector.inspectPackage`); one it would refuse is typed from the names
+        // directly in it, for what the report can say.
+        let resolved = checked.map { inspector.inspectPackage(name: name, explicit: explicit, manifest: $0, in: database).resolved }
+            ?? TypeResolver.decidePackage(name: name, explicit: explicit, topLevel: Self.topLevel(of: path), in: database)
         let absolute = path.hasPrefix("/") ? path : (CurrentProcess.workingDirectory ?? ".") + "/" + path
         var report = FileReport(name: name, path: path, url: fileURL(forPath: absolute), resolved: resolved,
                                 sniffed: nil, sniffNote: "a package: typed by its extension and its format's marker",

@@ -38,7 +38,7 @@ final class PackageSend {
             return .failure(Failure(message: message))
         }
         let manifest: PackageManifest
-        switch PackageTree.copy(source, into: inbox, as: hidden, limits: settings.packageBounds) {
+        switch PackageTree.copy(source, into: inbox, as: hidden, limits: settings.packageLimits) {
         case .success(let copied): manifest = copied
         case .failure(.refused(let refusal)): return fail("the package \(refusal.reason); nothing was sent")
         case .failure(.failed(let error)): return fail("cannot copy it: \(error)")
@@ -109,10 +109,4 @@ final class PackageSend {
         let more = extensions.count > shown ? " and \(extensions.count - shown) more" : ""
         return listed + more + "; 'inboxctl types --tree \(TypeDatabase.packageType)' lists them"
     }
-}
-
-extension AgentSettings {
-    /// The bounds the agent walks a package within: `MaxPackageDepth=`, `MaxPackageEntries=` and `MaxPackageSize=`,
-    /// the size defaulting to `MaxInboxBytes=` (`PackageLimits`).
-    var packageBounds: PackageLimits { PackageLimits(maxBytes: inboxBounds.maxBytes) }
 }

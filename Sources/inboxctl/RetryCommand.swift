@@ -75,7 +75,7 @@ enum RetryCommand: InboxctlCommand {
                 if bound[path] == nil { bound[path] = settings.openDropInbox(path) }
                 into = bound[path] ?? target
             }
-            switch retry(entry, into: into, limits: settings.packageBounds) {
+            switch retry(entry, into: into, limits: settings.packageLimits) {
             case .success(let path):
                 if !json { Inboxctl.write("\(from) -> \(path)\n", to: 1) }
                 retried.append(JSONText.object([("from", JSON.quote(from)), ("to", JSON.quote(path))]))

@@ -197,6 +197,19 @@ enum Packages {
                 reason: "is larger than 1000 bytes (MaxPackageSize=)") { url in
             try Packages.make(url, files: ["TXT.rtf": Array("x".utf8), "Data/big.bin": [UInt8](repeating: 7, count: 2000)])
         },
+        // The agent's own bounds, from its inboxd.conf: what it would refuse is what send refuses.
+        Hostile(name: "over MaxPackageSize=", config: "[Agent]\nMaxInboxBytes=1M\nMaxPackageSize=500\n",
+                reason: "is larger than 500 bytes (MaxPackageSize=)") { url in
+            try Packages.make(url, files: ["TXT.rtf": [UInt8](repeating: 1, count: 300), "b.bin": [UInt8](repeating: 2, count: 300)])
+        },
+        Hostile(name: "over MaxPackageDepth=", config: "[Agent]\nMaxPackageDepth=2\n",
+                reason: "is more than 2 levels deep (MaxPackageDepth=)") { url in
+            try Packages.make(url, files: ["TXT.rtf": Array("x".utf8), "a/b/c/d.txt": Array("x".utf8)])
+        },
+        Hostile(name: "over MaxPackageEntries=", config: "[Agent]\nMaxPackageEntries=3\n",
+                reason: "has more than 3 entries (MaxPackageEntries=)") { url in
+            try Packages.make(url, files: ["TXT.rtf": Array("x".utf8), "a.txt": [], "b.txt": [], "c.txt": []])
+        },
     ]
 
     @Test(arguments: hostile)
