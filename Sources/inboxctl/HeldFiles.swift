@@ -51,6 +51,8 @@ struct HeldFiles {
             places = [directory].compactMap { $0 }
             name = String(id.dropFirst(prefix.count))
         }
+        // A package's name as listed (NAME/) or completed by a shell names the package.
+        while name.count > 1, name.hasSuffix("/") { name.removeLast() }
         if !name.isEmpty, !name.contains("/"), !name.hasPrefix(".") {
             let byName = places.filter { (try? $0.status(of: Array(name.utf8))) != nil }
             if byName.count == 1 { return [Entry(directory: byName[0], name: name)] }

@@ -459,7 +459,7 @@ enum Packages {
         #expect(world.allEntries(of: world.inbox) == ["Report.rtfd"])
 
         // discard: a package whole, and the directory moved aside.
-        let discarded = try world.inboxctl("discard", ["Other.rtfd"])
+        let discarded = try world.inboxctl("discard", ["failed/Other.rtfd/"])
         #expect(discarded.status == 0, "\(discarded.stderr)")
         #expect(discarded.stdout == "removed \(world.failedDirectory.path)/Other.rtfd\n")
         let removed = try world.inboxctl("discard", ["--json", "rejected-Photos"])
