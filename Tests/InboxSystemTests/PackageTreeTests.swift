@@ -605,11 +605,15 @@ struct PackageActionTests {
 
     @Test func aRemovalEntersNoMoreThanItsBoundOfLevels() throws {
         let sandbox = try PackageSandbox()
-        let deep = "P.rtfd/" + Array(repeating: "d", count: PackageTree.removalDepth + 1).joined(separator: "/")
-        try sandbox.file(deep + "/leaf")
+        try sandbox.file("P.rtfd/d/d/d/d/leaf")
+        try sandbox.file("P.rtfd/d/d/d/x")
         try sandbox.file("P.rtfd/TXT.rtf")
-        #expect(PackageTree.remove(Array("P.rtfd".utf8), in: try Directory(path: sandbox.path)) == .tooManyLinks)
-        #expect(sandbox.exists(deep) && !sandbox.exists("P.rtfd/TXT.rtf"))
+        let parent = try Directory(path: sandbox.path)
+        #expect(PackageTree.remove(Array("P.rtfd".utf8), in: parent, resolution: .detected, levels: 3) == .tooManyLinks)
+        #expect(sandbox.exists("P.rtfd/d/d/d/d/leaf") && !sandbox.exists("P.rtfd/d/d/d/x"))
+        #expect(!sandbox.exists("P.rtfd/TXT.rtf"))
+        #expect(PackageTree.remove(Array("P.rtfd".utf8), in: parent, resolution: .detected, levels: 4) == nil)
+        #expect(!sandbox.exists("P.rtfd"))
     }
 
     @Test(arguments: resolutions)

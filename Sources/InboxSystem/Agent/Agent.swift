@@ -54,6 +54,7 @@ public final class Agent {
         sniffer = settings.contentSniffing ? SnifferSupervisor(logger: logger, isRoot: CurrentProcess.isRoot,
                                                                mimeDirectories: settings.mimeDirectories) : nil
         let reader = ArrivalReader(logger: logger)
+        reader.packageLimits = settings.packageLimits
         let quarantine = Quarantine(state: state, logger: logger)
         launchers = HandlerLaunchers(loop: loop, logger: logger, catalog: catalog,
                                      landlockABI: settings.landlock == .off ? 0 : LandlockRuleset.abi(),
@@ -66,7 +67,7 @@ public final class Agent {
                                                                 defaultTimeout: settings.defaultTimeout))
         router = Router(loop: loop, logger: logger, state: state, quarantine: quarantine,
                         inspector: TypeInspector(sniffer: sniffer), reader: reader, dispatcher: dispatcher, catalog: catalog)
-        recovery = Recovery(state: state, reader: reader, router: router)
+        recovery = Recovery(state: state, reader: reader, router: router, quarantine: quarantine)
         watcher = try IntakeWatcher(loop: loop, logger: logger, reader: reader, quarantine: quarantine,
                                     inboxes: settings.inboxes)
         if !settings.inboxBounds.isEmpty {

@@ -1,4 +1,5 @@
 import Glibc
+import InboxCore
 
 // PackageTree.remove: depth first, by descriptor. Each entry is unlinked as itself (unlinkat(2) never follows a
 // link: a symlink goes, its target stays); one that is a directory (EISDIR) is opened by the rules of PackageOpener,
@@ -6,10 +7,13 @@ import Glibc
 // One descriptor per level is held, and no more than `removalDepth` levels are entered (ELOOP beyond).
 
 extension PackageTree {
-    /// Levels of directories `remove` enters; a deeper one is left (ELOOP).
-    public static let removalDepth = 128
+    /// Levels of directories `remove` enters, a deeper one left (ELOOP): as many as MaxPackageDepth= may allow, so
+    /// whatever passed its check can be removed (holding one descriptor per level).
+    public static let removalDepth = PackageLimits.depthRange.upperBound
 
-    static func remove(_ name: [UInt8], in directory: Directory, resolution: PackageResolution) -> Errno? {
+    /// `remove` with the resolution chosen and the levels it enters (tests try a few).
+    static func remove(_ name: [UInt8], in directory: Directory, resolution: PackageResolution,
+                       levels: Int = removalDepth) -> Errno? {
         let opener: PackageOpener
         do { opener = try PackageOpener.beneath(directory.descriptor, resolution: resolution) } catch { return error }
         switch openForRemoval(name, in: directory.descriptor, opener) {
@@ -18,7 +22,7 @@ extension PackageTree {
         case .notDirectory: return unlink(name, in: directory.descriptor, flags: 0)
         case .failed(let error): return error
         case .directory(let stream):
-            let error = empty(stream, level: 1, opener)
+            let error = empty(stream, level: 1, bound: levels, opener)
             return error ?? unlink(name, in: directory.descriptor, flags: AT_REMOVEDIR)
         }
     }
@@ -44,14 +48,14 @@ extension PackageTree {
     }
 
     /// Removes every entry of the directory `stream` reads; the first error, after going on with the others.
-    private static func empty(_ stream: DirectoryStream, level: Int, _ opener: PackageOpener) -> Errno? {
+    private static func empty(_ stream: DirectoryStream, level: Int, bound: Int, _ opener: PackageOpener) -> Errno? {
         var first: Errno?
         while let name = stream.next() {
             let parent = stream.descriptor
             switch unlink(name, in: parent, flags: 0) {
             case nil: continue
             case .isDirectory?:
-                guard level < removalDepth else {
+                guard level <= bound else {
                     first = first ?? .tooManyLinks
                     continue
                 }
@@ -64,7 +68,7 @@ extension PackageTree {
                 case .failed(let error): first = first ?? error
                 case .directory(let inner):
                     // Emptied (else its error) and removed, whatever went wrong with an entry before.
-                    let error = empty(inner, level: level + 1, opener) ?? unlink(name, in: parent, flags: AT_REMOVEDIR)
+                    let error = empty(inner, level: level + 1, bound: bound, opener) ?? unlink(name, in: parent, flags: AT_REMOVEDIR)
                     if first == nil { first = error }
                 }
             case let error?:

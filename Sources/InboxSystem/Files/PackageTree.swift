@@ -199,8 +199,8 @@ public enum PackageTree {
     /// link and never crossing a mount; nil when it is gone.
     ///
     /// A symlink (as `name` or inside) is removed as itself, its target untouched. A mount point inside is left with
-    /// the directories leading to it, and the removal reports EBUSY; directories deeper than `removalDepth` (128)
-    /// levels are left, ELOOP. The first error is returned after every other entry has been removed.
+    /// the directories leading to it, and the removal reports EBUSY; directories deeper than `removalDepth` (the
+    /// largest MaxPackageDepth=) levels are left, ELOOP. The first error is returned after every other entry has been removed.
     public static func remove(_ name: [UInt8], in directory: Directory) -> Errno? {
         remove(name, in: directory, resolution: .detected)
     }
