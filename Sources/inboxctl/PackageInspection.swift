@@ -29,14 +29,16 @@ extension Inspection {
                 ? "the package \(refused.reason): the agent would check it again, then refuse it if it still changes"
                 : "the package \(refused.reason): from a drop Inbox the agent would refuse it and move it to failed/"
         }
-        if explicit == nil && database.packageIdentifier(forDirectoryNamed: name) == nil {
+        // The agent takes a directory by its name alone: a content-type attribute does not make one a package.
+        if database.packageIdentifier(forDirectoryNamed: name) == nil {
             refusal = "a directory whose name has no package type's extension: from a drop Inbox the agent would move "
                 + "it aside to failed/"
         }
         // As the agent types one it took (`TypeInspector.inspectPackage`); one it would refuse is typed from the names
         // directly in it, for what the report can say.
-        let resolved = checked.map { inspector.inspectPackage(name: name, explicit: explicit, manifest: $0, in: database).resolved }
-            ?? TypeResolver.decidePackage(name: name, explicit: explicit, topLevel: Self.topLevel(of: path), in: database)
+        let resolved = checked.map { manifest in
+            inspector.inspectPackage(name: name, explicit: explicit, manifest: manifest, in: database).resolved
+        } ?? TypeResolver.decidePackage(name: name, explicit: explicit, topLevel: Self.topLevel(of: path), in: database)
         let absolute = path.hasPrefix("/") ? path : (CurrentProcess.workingDirectory ?? ".") + "/" + path
         var report = FileReport(name: name, path: path, url: fileURL(forPath: absolute), resolved: resolved,
                                 sniffed: nil, sniffNote: "a package: typed by its extension and its format's marker",
