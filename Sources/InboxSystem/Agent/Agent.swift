@@ -64,7 +64,8 @@ public final class Agent {
         dispatcher = Dispatcher(loop: loop, logger: logger, state: state, quarantine: quarantine, launcher: launchers,
                                 catalog: catalog, limits: .init(maxConcurrent: settings.maxConcurrent,
                                                                 retryPolicy: settings.retryPolicy,
-                                                                defaultTimeout: settings.defaultTimeout))
+                                                                defaultTimeout: settings.defaultTimeout,
+                                                                packages: settings.packageLimits))
         router = Router(loop: loop, logger: logger, state: state, quarantine: quarantine,
                         inspector: TypeInspector(sniffer: sniffer), reader: reader, dispatcher: dispatcher, catalog: catalog)
         recovery = Recovery(state: state, reader: reader, router: router, quarantine: quarantine)

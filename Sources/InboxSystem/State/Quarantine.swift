@@ -155,7 +155,7 @@ struct Quarantine {
         guard let inbox, let failed = state.failed else { return nil }
         let name = Array(delivery.name.utf8)
         var file: FileDescriptor?
-        if case .opened(let opened) = inbox.openRegular(name) {
+        if case .opened(let opened) = inbox.openDelivered(name, of: delivery) {
             ExtendedAttributes(opened.descriptor).write(AgentAttribute.failure, reason)
             file = opened.descriptor
         }
