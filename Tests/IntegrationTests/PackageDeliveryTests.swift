@@ -27,6 +27,7 @@ struct PackageDeliveryTests {
         #expect(recording.contains("\nINBOX_CONTENT_TYPE=\(type)\n"))
         #expect(recording.contains(#""file":"\#(path)""#))
         #expect(recording.contains(#""url":"file://"#))
+        #expect(recording.contains(#""package":true"#))
         #expect(SamplePackages.recordedTree(recording) == SamplePackages.treeLines(files))
         #expect(recording.contains("\nroot 770\n"))
         #expect(recording.contains("\ncopied\n"))
