@@ -128,18 +128,19 @@ struct PackageDeliveryTests {
         try expectDeliveredWhole(world, handler: handler, name: "Summer.album", files: files, type: type)
     }
 
-    /// Right at the bounds (a file 32 levels down, exactly 10,000 entries, exactly MaxPackageSize= bytes) is a package
-    /// like any other: the bounds refuse only what is beyond them (PackageHostileTests has one entry more of each).
+    /// Right at the bounds (32 levels of directories with a file in the deepest, exactly 10,000 entries, exactly
+    /// MaxPackageSize= bytes) is a package like any other: the bounds refuse only what is beyond them
+    /// (PackageHostileTests has one more of each).
     @Test func aPackageRightAtTheBoundsIsDelivered() throws {
         let world = try AgentHarness()
         let handler = "test.rtfd.\(world.tag)"
         try world.register(handler, contentTypes: "com.apple.rtfd")
         try world.start(config: HostileShape.config)
         var files = SamplePackages.rtfd
-        let deep = (["Data"] + (2...31).map { "level\($0)" }).joined(separator: "/") + "/bottom.txt"
-        files[deep] = Array("32 levels down\n".utf8)
-        // TXT.rtf, image.png, Data, its 30 levels, bottom.txt, Data/many and what brings the count to 10,000.
-        let counted = 2 + 31 + 1 + 1
+        let deep = (["Data"] + (2...32).map { "level\($0)" }).joined(separator: "/") + "/bottom.txt"
+        files[deep] = Array("in the 32nd level\n".utf8)
+        // TXT.rtf, image.png, Data and its 31 levels, bottom.txt, Data/many and what brings the count to 10,000.
+        let counted = 2 + 32 + 1 + 1
         for index in 0..<(10_000 - counted) { files["Data/many/\(index)"] = [] }
         let used = files.values.reduce(0) { $0 + $1.count }
         files["Data/many/0"] = [UInt8](repeating: 0x41, count: HostileShape.sizeLimit - used)
