@@ -20,6 +20,9 @@ public final class Delivery {
     public let path: String
     public let name: String
     public let url: String
+    /// The document is a package (a directory delivered whole): `descriptor` is the directory, opened
+    /// `O_RDONLY|O_DIRECTORY`, to list with fdopendir(3) and read entries from with openat(2); `read` does not apply.
+    public let isPackage: Bool
     /// Its UTI and conformance chain, the UTI first.
     public let contentType: String
     public let contentTypes: [String]
@@ -46,6 +49,7 @@ public final class Delivery {
         self.path = path
         name = value["name"]?.string ?? path.split(separator: "/").last.map(String.init) ?? path
         url = value["url"]?.string ?? "file://" + path
+        isPackage = value["package"]?.bool ?? false
         contentType = value["contentType"]?.string ?? "public.data"
         contentTypes = value["contentTypes"]?.array?.compactMap(\.string) ?? [contentType]
         sourceApplication = value["sourceApplication"]?.string

@@ -145,6 +145,18 @@ struct BuiltinTypesTests {
             "inode/directory com.apple.framework -> public.directory",
             "inode/directory com.apple.application-and-system-extension -> public.directory",
             "inode/directory com.apple.systempreference.prefpane -> public.directory",
+            "inode/directory com.apple.iwork.keynote.key -> public.directory",
+            "inode/directory com.apple.iwork.keynote.kth -> public.directory",
+            "inode/directory com.apple.keynote.key -> public.directory",
+            "inode/directory com.apple.iwork.pages.pages -> public.directory",
+            "inode/directory com.apple.iwork.numbers.numbers -> public.directory",
+            "inode/directory com.apple.iwork.numbers.template -> public.directory",
+            // iWork's package forms: their extensions name directories; a file keeps the single-file form's.
+            "key com.apple.iwork.keynote.key -> com.apple.iwork.keynote.sffkey",
+            "key com.apple.keynote.key -> com.apple.iwork.keynote.sffkey",
+            "kth com.apple.iwork.keynote.kth -> com.apple.iwork.keynote.sffkth",
+            "pages com.apple.iwork.pages.pages -> com.apple.iwork.pages.sffpages",
+            "numbers com.apple.iwork.numbers.numbers -> com.apple.iwork.numbers.sffnumbers",
         ])
     }
 

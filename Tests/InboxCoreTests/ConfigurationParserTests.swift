@@ -85,3 +85,68 @@ struct ConfigurationParserTests {
             == testCase.expected)
     }
 }
+
+/// MaxPackageDepth=, MaxPackageEntries=, MaxPackageSize= of inboxd.conf, and the limits the settings make of them.
+@Suite("Package limits")
+struct PackageLimitTests {
+    @Test(arguments: [
+        (lines("[Agent]", "MaxPackageDepth=8", "MaxPackageEntries=500", "MaxPackageSize=64M"),
+         PackageLimits(maxDepth: 8, maxEntries: 500, maxBytes: 64 << 20), false),
+        (lines("[Agent]", "MaxPackageDepth=1", "MaxPackageEntries=1", "MaxPackageSize=1"),
+         PackageLimits(maxDepth: 1, maxEntries: 1, maxBytes: 1), false),
+        (lines("[Agent]", "MaxPackageDepth=1024", "MaxPackageEntries=10000000", "MaxPackageSize=1.5G"),
+         PackageLimits(maxDepth: 1024, maxEntries: 10_000_000, maxBytes: 1_610_612_736), false),
+        // Unset: the defaults, and the size left to MaxInboxBytes=.
+        (lines("[Agent]", "MaxInboxBytes=1M"), PackageLimits(maxDepth: 32, maxEntries: 10_000, maxBytes: nil), false),
+        // An empty value resets to the default.
+        (lines("[Agent]", "MaxPackageDepth=3", "MaxPackageDepth=", "MaxPackageSize=infinity", "MaxPackageSize="),
+         PackageLimits(), false),
+        (lines("[Agent]", "MaxPackageSize=5M", "MaxPackageSize=infinity"), PackageLimits(), true),
+    ] as [([UInt8], PackageLimits, Bool)])
+    func keysParse(input: [UInt8], limits: PackageLimits, unlimited: Bool) {
+        let (configuration, diagnostics) = ConfigurationParser.parseAgent(input, path: "c")
+        #expect(diagnostics == [])
+        #expect(configuration.packageLimits == limits)
+        #expect(configuration.packageSizeUnlimited == unlimited)
+    }
+
+    @Test(arguments: [
+        (lines("[Agent]", "MaxPackageDepth=0"), ["c:2: MaxPackageDepth= must be a whole number from 1 to 1024, got '0'"]),
+        (lines("[Agent]", "", "MaxPackageDepth=1025"),
+         ["c:3: MaxPackageDepth= must be a whole number from 1 to 1024, got '1025'"]),
+        (lines("[Agent]", "MaxPackageDepth=-1"), ["c:2: MaxPackageDepth= must be a whole number from 1 to 1024, got '-1'"]),
+        (lines("[Agent]", "MaxPackageDepth=infinity"),
+         ["c:2: MaxPackageDepth= must be a whole number from 1 to 1024, got 'infinity'"]),
+        (lines("[Agent]", "MaxPackageEntries=0"),
+         ["c:2: MaxPackageEntries= must be a whole number from 1 to 10000000, got '0'"]),
+        (lines("[Agent]", "MaxPackageEntries=10000001"),
+         ["c:2: MaxPackageEntries= must be a whole number from 1 to 10000000, got '10000001'"]),
+        (lines("[Agent]", "MaxPackageEntries=10k"),
+         ["c:2: MaxPackageEntries= must be a whole number from 1 to 10000000, got '10k'"]),
+        (lines("[Agent]", "MaxPackageEntries=99999999999999999999999"),
+         ["c:2: MaxPackageEntries= must be a whole number from 1 to 10000000, got '99999999999999999999999'"]),
+        (lines("[Agent]", "MaxPackageSize=0"), ["c:2: MaxPackageSize= must be more than 0 bytes (or infinity)"]),
+        (lines("[Agent]", "MaxPackageSize=10Q"),
+         ["c:2: invalid MaxPackageSize=: invalid size '10Q': expected bytes, or a number with K, M, G, T, P or E (base "
+          + "1024), or infinity"]),
+        (lines("[Agent]", "MaxPackageSize=16E"), ["c:2: invalid MaxPackageSize=: size '16E' is too large"]),
+        (lines("[Agent]", "MaxPackageDeph=3"), ["c:2: warning: unknown key 'MaxPackageDeph' in section [Agent], ignored"]),
+    ] as [([UInt8], [String])])
+    func badValues(input: [UInt8], expected: [String]) {
+        #expect(ConfigurationParser.parseAgent(input, path: "c").diagnostics.map(\.description) == expected)
+    }
+
+    /// MaxPackageSize= unset is the single-file bound (MaxInboxBytes=), else none; `infinity` is none either way.
+    @Test(arguments: [
+        (nil, false, nil, nil),
+        (nil, false, 4096, 4096),
+        (100, false, 4096, 100),
+        (nil, true, 4096, nil),
+        (100, false, nil, 100),
+    ] as [(Int64?, Bool, Int64?, Int64?)])
+    func resolvedSize(configured: Int64?, unlimited: Bool, inboxBytes: Int64?, expected: Int64?) {
+        let limits = PackageLimits.resolved(PackageLimits(maxDepth: 5, maxEntries: 6, maxBytes: configured),
+                                            unlimited: unlimited, inboxBytes: inboxBytes)
+        #expect(limits == PackageLimits(maxDepth: 5, maxEntries: 6, maxBytes: expected))
+    }
+}

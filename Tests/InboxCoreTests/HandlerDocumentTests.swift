@@ -57,7 +57,7 @@ struct HandlerDocumentTests {
     @Test func stdinDocumentContents() {
         let expected = "{\"file\":\"/var/lib/inboxd/containers/v/Inbox/My \\\"Photo\\\".png\","
             + "\"url\":\"file:///var/lib/inboxd/containers/v/Inbox/My%20%22Photo%22.png\","
-            + "\"name\":\"My \\\"Photo\\\".png\",\"contentType\":\"public.png\","
+            + "\"name\":\"My \\\"Photo\\\".png\",\"package\":false,\"contentType\":\"public.png\","
             + "\"contentTypes\":[\"public.png\",\"public.image\",\"public.data\",\"public.content\",\"public.item\"],"
             + "\"sourceApplication\":\"com.example.sender\",\"sourceUID\":1000,\"annotation\":{\"page\": 3},"
             + "\"deliveryID\":\"d-42\",\"attempt\":2,\"redelivered\":false,\"documents\":\"/var/lib/inboxd/containers/v/Documents\","
@@ -90,6 +90,34 @@ struct HandlerDocumentTests {
         #expect(String(decoding: document, as: UTF8.self)
             .contains(#""deliveryID":"d-42","attempt":3,"redelivered":true,"documents":"#))
         #expect(JSON.validate(document) == nil)
+    }
+
+    /// A package (a directory delivered whole) is named like a file, by its path and URL without a trailing slash,
+    /// and said to be one: INBOX_PACKAGE=1 after INBOX_NAME, "package":true after "name".
+    @Test func aPackageIsNamedLikeAFileAndSaysSo() {
+        var package = Delivery(id: "d-7", handler: "com.example.editor", name: "Report 2.rtfd",
+                               path: "/var/lib/inboxd/containers/e/Inbox/Report 2.rtfd",
+                               documents: "/var/lib/inboxd/containers/e/Documents", contentType: "com.apple.rtfd",
+                               contentTypes: ["com.apple.rtfd", "com.apple.package", "public.directory", "public.item"],
+                               attempt: 1)
+        package.isPackage = true
+        #expect(Array(package.environment().prefix(5)) == [
+            "INBOX_FILE=/var/lib/inboxd/containers/e/Inbox/Report 2.rtfd",
+            "INBOX_URL=file:///var/lib/inboxd/containers/e/Inbox/Report%202.rtfd",
+            "INBOX_NAME=Report 2.rtfd",
+            "INBOX_PACKAGE=1",
+            "INBOX_CONTENT_TYPE=com.apple.rtfd",
+        ])
+        let document = package.stdinDocument()
+        #expect(String(decoding: document, as: UTF8.self).hasPrefix(
+            #"{"file":"/var/lib/inboxd/containers/e/Inbox/Report 2.rtfd","#
+            + #""url":"file:///var/lib/inboxd/containers/e/Inbox/Report%202.rtfd","name":"Report 2.rtfd","package":true,"#))
+        #expect(JSON.validate(document) == nil)
+        // Inside a batch's array too; a file of the same batch says false.
+        let batch = String(decoding: Delivery.batchDocument([package, Self.metadata()]), as: UTF8.self)
+        #expect(batch.contains(#""name":"Report 2.rtfd","package":true,"#))
+        #expect(batch.contains(#""name":"My \"Photo\".png","package":false,"#))
+        #expect(!Self.keys(Self.metadata().environment()).contains("INBOX_PACKAGE"))
     }
 
     @Test func stdinDocumentUsesNullForAbsentValues() {

@@ -189,7 +189,8 @@ struct HeldFileLimitsStatusTests {
     static let set = HeldFileLimitsStatus(
         retention: RetentionSettings(keepFailed: .seconds(1_209_600)),
         bounds: InboxBounds(maxFiles: 100, maxBytes: 1 << 30, maxFilesPerSender: 10, maxBytesPerSender: 1_000_000),
-        use: [.init(inbox: "/var/spool/inboxd/Inbox", files: 1, bytes: 4096), .init(inbox: "/srv/\"in\"", files: 0, bytes: 0)])
+        use: [.init(inbox: "/var/spool/inboxd/Inbox", files: 1, bytes: 4096), .init(inbox: "/srv/\"in\"", files: 0, bytes: 0)],
+        packages: PackageLimits(maxDepth: 8, maxEntries: 500, maxBytes: 1 << 30))
 
     @Test(arguments: [HeldFileLimitsStatus(), set])
     func writtenAndReadBack(limits: HeldFileLimitsStatus) throws {
@@ -210,6 +211,7 @@ struct HeldFileLimitsStatusTests {
         #expect(HeldFileLimitsStatus().lines.isEmpty)
         #expect(Self.set.lines.map { "\($0.name)|\($0.value)" } == [
             "Retention|failed/ 14d (KeepFailedSec=), unhandled/ infinity (KeepUnhandledSec=)",
+            "Packages|MaxPackageDepth=8 MaxPackageEntries=500 MaxPackageSize=1G",
             "Bounds|MaxInboxFiles=100 MaxInboxBytes=1G MaxInboxFilesPerSender=10 MaxInboxBytesPerSender=1000000",
             "|/var/spool/inboxd/Inbox: 1 file, 4096 bytes in hand",
             "|/srv/\"in\": 0 files, 0 bytes in hand",

@@ -78,7 +78,13 @@ import Testing
         let arcade = try registration("org.retroarcade.RetroArcade").documentTypes
         #expect(arcade.last?.contentTypes == ["public.zip-archive", "org.7-zip.7-zip-archive"])
         #expect(try registration("net.wavecut.Wavecut").documentTypes.last?.contentTypes == ["dyn.ext.wcproj"])
-        #expect(loaded.database.nameType(of: "take.wcproj")?.identifier == "dyn.ext.wcproj")
+        // Wavecut's project is a package (LSTypeIsPackage): its type names directories, never a file.
+        #expect(loaded.database.packageIdentifier(forDirectoryNamed: "take.wcproj") == "dyn.ext.wcproj")
+        #expect(loaded.database.nameType(of: "take.wcproj") == nil)
+        // Inkwell's note declares itself a package and its document type says LSTypeIsPackage: nothing is added.
+        #expect(loaded.database.declaration(for: "com.inkwell.notes.note")?.conformsTo
+                == ["com.apple.package", "public.composite-content"])
+        #expect(loaded.database.packageIdentifier(forDirectoryNamed: "Groceries.inknote") == "com.inkwell.notes.note")
         #expect(try registration("org.tableau.office").documentTypes.last?.contentTypes == ["public.data"])
         // With LSItemContentTypes the legacy keys are not used.
         #expect(try registration("quill-text").documentTypes.first?.contentTypes == ["public.plain-text"])

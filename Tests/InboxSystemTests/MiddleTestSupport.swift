@@ -153,7 +153,7 @@ final class Middle {
         router = Router(loop: loop, logger: logger, state: world.state, quarantine: quarantine,
                         inspector: TypeInspector(sniffer: sniffer), reader: reader, dispatcher: handoff,
                         catalog: world.catalog())
-        recovery = Recovery(state: world.state, reader: reader, router: router)
+        recovery = Recovery(state: world.state, reader: reader, router: router, quarantine: quarantine)
     }
 
     /// Takes a name from the drop Inbox as intake does (opened and checked) and routes it; with `settling`, runs the
@@ -180,12 +180,12 @@ final class Middle {
 
     private func take(_ name: [UInt8]) throws {
         let directory = try Directory(path: world.inbox)
-        guard case .opened(let file) = directory.openRegular(name) else {
-            Issue.record("\(displayName(name)) could not be opened")
+        guard case .arrival(let arrival) = reader.take(name, in: directory, origin: .dropped) else {
+            Issue.record("\(displayName(name)) could not be taken")
             return
         }
-        defer { file.descriptor.close() }
-        router.route(reader.arrival(of: file, named: name, in: directory, origin: .dropped))
+        defer { arrival.file.descriptor.close() }
+        router.route(arrival)
     }
 
     /// Runs the event loop until `done` says so (checked after each callback that `check` is called from), or fails

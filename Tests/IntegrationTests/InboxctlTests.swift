@@ -102,6 +102,45 @@ import Testing
             "\(chess):8: unknown key 'Rnak' in section [DocumentType], ignored; did you mean 'Rank='?"])
     }
 
+    /// LSTypeIsPackage on a type whose documents are files cannot make them packages: a warning at the key.
+    @Test func packageKeyOnAFileTypeIsAWarningAtTheKey() throws {
+        let plist = try file("notes.plist", """
+            <?xml version="1.0" encoding="UTF-8"?>
+            <plist version="1.0">
+            <dict>
+            <key>InboxdHandler</key> <dict><key>Exec</key> <string>/bin/true %f</string></dict>
+            <key>CFBundleDocumentTypes</key> <array> <dict>
+            <key>LSItemContentTypes</key> <array><string>public.plain-text</string></array>
+            <key>LSTypeIsPackage</key> <true/>
+            </dict> <dict>
+            <key>CFBundleTypeExtensions</key> <array><string>notebook</string></array>
+            <key>LSTypeIsPackage</key> <true/>
+            </dict> </array>
+            </dict>
+            </plist>
+
+            """)
+        let result = try run(Binaries.inboxctl.path, ["verify", plist])
+        #expect(result.status == 0)
+        #expect(result.stdout == """
+            \(plist):7: warning: LSTypeIsPackage is set but public.plain-text is not a package type; its documents are files
+            1 registration, 1 warning
+
+            """)
+        #expect(result.stderr.isEmpty)
+    }
+
+    @Test func checksPackageLimits() throws {
+        let conf = try file("inboxd.conf", "[Agent]\nMaxPackageDepth=2000\nMaxPackageSize=0\nMaxPackageEntries=100\n")
+        let result = try run(Binaries.inboxctl.path, ["verify", conf])
+        #expect(result.status == 1)
+        #expect(result.stdout == """
+            \(conf):2: MaxPackageDepth= must be a whole number from 1 to 1024, got '2000'
+            \(conf):3: MaxPackageSize= must be more than 0 bytes (or infinity)
+
+            """)
+    }
+
     @Test func checksAgentConfiguration() throws {
         let conf = try file("inboxd.conf", "[Agent]\nInbox=relative/path\nMaxAttempts=3\n")
         let result = try run(Binaries.inboxctl.path, ["verify", conf])

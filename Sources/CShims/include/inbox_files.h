@@ -4,6 +4,7 @@
 #define INBOX_FILES_H
 
 #include <errno.h>
+#include <linux/openat2.h>
 #include <linux/stat.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
@@ -35,6 +36,28 @@ static inline int inbox_mount_id(int fd, unsigned long long *id) {
         return -1;
     }
     *id = st.stx_mnt_id;
+    return 0;
+}
+
+// openat2(2) (Linux 5.6), which glibc 2.36 does not wrap: -1 with errno ENOSYS on an older kernel.
+static inline int inbox_openat2(int dirfd, const char *path, int flags, unsigned long long resolve) {
+    struct open_how how = {.flags = (unsigned long long)(unsigned int)flags, .mode = 0, .resolve = resolve};
+    return (int)syscall(SYS_openat2, dirfd, path, &how, sizeof how);
+}
+#define INBOX_RESOLVE_NO_XDEV RESOLVE_NO_XDEV
+#define INBOX_RESOLVE_NO_MAGICLINKS RESOLVE_NO_MAGICLINKS
+#define INBOX_RESOLVE_NO_SYMLINKS RESOLVE_NO_SYMLINKS
+#define INBOX_RESOLVE_BENEATH RESOLVE_BENEATH
+// fchownat(2) on the descriptor itself (an O_PATH one included), declared by glibc only under _GNU_SOURCE.
+#define INBOX_AT_EMPTY_PATH 0x1000
+
+// statx(2) of an open file for what tells a mount apart: whether it is the root of a mount (STATX_ATTR_MOUNT_ROOT,
+// Linux 5.8; *is_root -1 where the kernel cannot say) and the mount's id (*id 0 where it cannot say).
+static inline int inbox_mount_status(int fd, unsigned long long *id, int *is_root) {
+    struct statx st;
+    if (syscall(SYS_statx, fd, "", 0x1000 /* AT_EMPTY_PATH */, STATX_MNT_ID, &st) != 0) return -1;
+    *id = (st.stx_mask & STATX_MNT_ID) ? st.stx_mnt_id : 0;
+    *is_root = (st.stx_attributes_mask & STATX_ATTR_MOUNT_ROOT) ? ((st.stx_attributes & STATX_ATTR_MOUNT_ROOT) != 0) : -1;
     return 0;
 }
 

@@ -26,8 +26,11 @@ public struct AgentConfiguration: Sendable, Hashable {
     public var retention = RetentionSettings()
     /// MaxInboxFiles=, MaxInboxBytes= and their PerSender= forms: the bounds of every drop Inbox.
     public var inboxBounds = InboxBounds()
-    /// MaxPackageDepth=, MaxPackageEntries=, MaxPackageSize=: the bounds of a package document.
+    /// MaxPackageDepth=, MaxPackageEntries=, MaxPackageSize=: the bounds of a package document. `maxBytes` nil is
+    /// MaxPackageSize= unset (the settings make it MaxInboxBytes=), unless `packageSizeUnlimited`.
     public var packageLimits = PackageLimits()
+    /// True when MaxPackageSize=infinity: a package's bytes are not bounded, whatever MaxInboxBytes= says.
+    public var packageSizeUnlimited = false
 
     /// Creates a configuration; every setting defaults to "unset".
     public init(inboxes: [String] = [], handlerDirectories: [String] = [], stateDirectory: String? = nil,

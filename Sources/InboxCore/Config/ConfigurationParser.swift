@@ -7,7 +7,8 @@ public enum ConfigurationParser {
 
     /// inboxd.conf: [Agent] Inbox= and HandlersDirectory= (repeatable, empty clears), StateDirectory=, MaxConcurrent=,
     /// MaxAttempts=, RetryDelaySec= (time span), TimeoutSec=,
-    /// Landlock=, ContentSniffing=, retention and Inbox bounds (`heldFileLimitKeys`); and repeatable [Inbox] sections,
+    /// Landlock=, ContentSniffing=, retention and Inbox bounds (`heldFileLimitKeys`), package bounds
+    /// (`packageLimitKeys`); and repeatable [Inbox] sections,
     /// Path= and Handler= (`readInboxes`). Paths must be absolute.
     public static func parseAgent(_ bytes: [UInt8], path: String) -> (configuration: AgentConfiguration,
                                                                        diagnostics: [Diagnostic]) {
@@ -56,6 +57,8 @@ public enum ConfigurationParser {
                 }
             case let key where heldFileLimitKeys.contains(key):
                 parseHeldFileLimit(entry, into: &configuration, sink: &sink)
+            case let key where packageLimitKeys.contains(key):
+                parsePackageLimit(entry, into: &configuration, sink: &sink)
             default:
                 sink.unknownKey(entry, in: "Agent")
             }

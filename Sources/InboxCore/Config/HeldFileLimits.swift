@@ -81,7 +81,8 @@ extension ConfigurationParser {
         return number
     }
 
-    private static func byteCount(_ entry: INIEntry, sink: inout DiagnosticSink) -> Int64? {
+    /// A size (ByteSize syntax); nil for empty or `infinity`, and for a bad value (an error at its line).
+    static func byteCount(_ entry: INIEntry, sink: inout DiagnosticSink) -> Int64? {
         guard !entry.value.isEmpty else { return nil }
         do {
             guard let bytes = try ByteSize.parse(entry.value) else { return nil }

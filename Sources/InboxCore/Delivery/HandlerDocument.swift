@@ -5,13 +5,17 @@ extension Delivery {
     public static let environmentAnnotationLimit = MetadataLimits.environmentAnnotationBytes
 
     /// The handler environment as "KEY=value" strings. INBOX_SOURCE_APP, INBOX_SOURCE_UID and INBOX_ANNOTATION are
-    /// omitted when absent, INBOX_REDELIVERED unless it is 1; INBOX_ANNOTATION also when the annotation is over
-    /// `environmentAnnotationLimit`.
+    /// omitted when absent, INBOX_REDELIVERED and INBOX_PACKAGE unless they are 1; INBOX_ANNOTATION also when the
+    /// annotation is over `environmentAnnotationLimit`.
     public func environment() -> [String] {
         var environment = [
             "INBOX_FILE=" + path,
             "INBOX_URL=" + url,
             "INBOX_NAME=" + name,
+        ]
+        // A package is a directory: INBOX_FILE and INBOX_URL name it, without a trailing slash.
+        if isPackage { environment.append("INBOX_PACKAGE=1") }
+        environment += [
             "INBOX_CONTENT_TYPE=" + contentType,
             "INBOX_CONTENT_TYPES=" + contentTypes.joined(separator: " "),
         ]
@@ -49,6 +53,7 @@ extension Delivery {
         key("{\"file\":"); string(path)
         key(",\"url\":"); string(url)
         key(",\"name\":"); string(name)
+        key(",\"package\":"); out += String(isPackage).utf8
         key(",\"contentType\":"); string(contentType)
         key(",\"contentTypes\":[")
         for (index, type) in contentTypes.enumerated() {

@@ -5,7 +5,12 @@
 ///   LaunchServices makes `dyn.` types, conforming to public.data and tagged with the extension;
 /// - a claim on an identifier nobody declares is legal (on Apple's platforms too): it matches files that carry
 ///   that identifier explicitly. It is said in a notice, and the identifier is declared as conforming to
-///   public.data, so that `inboxctl send --type` and `handlers --type` know it.
+///   public.data, so that `inboxctl send --type` and `handlers --type` know it;
+/// - a document type with LSTypeIsPackage claims directories: an extension stands for the package type a directory
+///   of that name is (`.pages`: `com.apple.iwork.pages.pages`, not the single file), a type made for an extension
+///   or an undeclared identifier conforms to com.apple.package instead of public.data, and a claimed type that is
+///   no package (built in, or declared by another registration) stays as it is, with a warning at the key.
+///   Without LSTypeIsPackage an extension that only a package type has (`rtfd`) still stands for it.
 public enum ClaimResolver {
     /// The prefix of the types made for extensions.
     public static let extensionPrefix = "dyn.ext."
@@ -21,9 +26,12 @@ public enum ClaimResolver {
         for index in registrations.indices {
             for typeIndex in registrations[index].documentTypes.indices {
                 var type = registrations[index].documentTypes[typeIndex]
+                let parent = type.isPackage ? TypeDatabase.packageType : "public.data"
                 for ext in type.extensions {
-                    if let named = database.nameType(of: "file." + ext) {
-                        if !type.contentTypes.contains(named.identifier) { type.contentTypes.append(named.identifier) }
+                    let package = database.packageIdentifier(forDirectoryNamed: "file." + ext)
+                    let file = database.nameType(of: "file." + ext)?.identifier
+                    if let named = type.isPackage ? package ?? file : file ?? package {
+                        if !type.contentTypes.contains(named) { type.contentTypes.append(named) }
                         continue
                     }
                     let identifier = extensionPrefix + ext
@@ -33,8 +41,9 @@ public enum ClaimResolver {
                         continue
                     }
                     if declarations[identifier] == nil {
-                        declarations[identifier] = TypeDeclaration(identifier: identifier, description: "*.\(ext) file",
-                            conformsTo: ["public.data"], extensions: [ext], mimeTypes: [], origin: .imported(type.location))
+                        declarations[identifier] = TypeDeclaration(identifier: identifier,
+                            description: type.isPackage ? "*.\(ext) package" : "*.\(ext) file",
+                            conformsTo: [parent], extensions: [ext], mimeTypes: [], origin: .imported(type.location))
                         order.append(identifier)
                     }
                     if !type.contentTypes.contains(identifier) { type.contentTypes.append(identifier) }
@@ -44,9 +53,16 @@ public enum ClaimResolver {
                     if !alreadyReported.contains(claim) { diagnostics.append(Diagnostic(.notice, at: type.location,
                         "claims '\(claim.visible)', which no type declares: it matches files that carry that identifier "
                         + "explicitly (a content-type attribute, inboxctl send --type)")) }
-                    declarations[claim] = TypeDeclaration(identifier: claim, description: type.name, conformsTo: ["public.data"],
+                    declarations[claim] = TypeDeclaration(identifier: claim, description: type.name, conformsTo: [parent],
                                                           extensions: [], mimeTypes: [], origin: .imported(type.location))
                     order.append(claim)
+                }
+                if type.isPackage {
+                    for claim in type.contentTypes where !database.isPackage(claim)
+                        && declarations[claim]?.conformsTo.contains(TypeDatabase.packageType) != true {
+                        diagnostics.append(Diagnostic(.warning, at: type.packageLocation ?? type.location,
+                            "LSTypeIsPackage is set but \(claim.visible) is not a package type; its documents are files"))
+                    }
                 }
                 registrations[index].documentTypes[typeIndex] = type
             }

@@ -19,8 +19,13 @@ public struct DocumentType: Sendable, Hashable {
     /// File name extensions claimed without a type (an Info.plist's CFBundleTypeExtensions, lowercase): the loader
     /// adds the type a file so named gets to contentTypes.
     public var extensions: [String] = []
-    /// LSTypeIsPackage: the documents are directories (packages) on Apple's platforms. Shown, not acted on.
+    /// LSTypeIsPackage: the documents are directories (packages). Acted on when the registrations are loaded
+    /// (`ClaimResolver`): a type made for an extension conforms to `com.apple.package`, a type the same Info.plist
+    /// declares gets it among its parents (`InfoPlistMapper`), and a claimed type that is not a package is a
+    /// warning at `packageLocation` (its documents stay files).
     public var isPackage = false
+    /// Where LSTypeIsPackage is, when it is set.
+    public var packageLocation: SourceLocation?
 
     /// Creates a document type.
     public init(name: String, contentTypes: [String], rank: HandlerRank = .default, role: HandlerRole = .viewer,

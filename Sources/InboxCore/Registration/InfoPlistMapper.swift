@@ -93,6 +93,7 @@ struct InfoPlistMapper {
         }
         if let bundle, !inboxd.hasExec { addBundleProgram(bundle, apple["CFBundleExecutable"], rootLine, to: &handler) }
         finishDocumentTypes(documentTypesEntry, rootLine)
+        markPackages()
         return [handler]
     }
 

@@ -13,6 +13,7 @@ extension InfoPlistMapper {
         var iconFiles: [String] = []
         var singularIcon: [String] = []
         var isPackage = false
+        var packageLocation: SourceLocation?
         var contentTypes: [String] = []
         var legacyTypes: [String] = []
         var extensions: [String] = []
@@ -71,6 +72,7 @@ extension InfoPlistMapper {
                 singularIcon = words(field.value, fieldPath, what: "icon file", isValid: { !$0.contains("/") })
             case "LSTypeIsPackage":
                 isPackage = boolean(field.value, fieldPath) ?? false
+                packageLocation = isPackage ? placed(field.value.location, fieldPath) : nil
             default:
                 unknownKey(field, fieldPath, read: InfoPlistKeys.documentType, ignored: InfoPlistKeys.documentTypeIgnored)
             }
@@ -95,7 +97,28 @@ extension InfoPlistMapper {
                                 location: placed(location, path))
         type.extensions = extensions
         type.isPackage = isPackage
+        type.packageLocation = packageLocation
         return type
+    }
+
+    /// LSTypeIsPackage on a document type makes the types it claims by LSItemContentTypes that this Info.plist
+    /// declares (exports or imports) packages: `com.apple.package` joins their parents, unless a parent already is
+    /// one. Types declared elsewhere are left as they are (`ClaimResolver` warns about those that are no packages).
+    mutating func markPackages() {
+        let claimed = Set(types.documentTypes.filter(\.isPackage).flatMap(\.contentTypes))
+        guard !claimed.isEmpty else { return }
+        let declaredHere = Set((types.exportedTypes + types.importedTypes).map(\.identifier))
+        func mark(_ declarations: inout [TypeDeclaration]) {
+            for index in declarations.indices where claimed.contains(declarations[index].identifier) {
+                let parents = declarations[index].conformsTo
+                // A parent declared here is checked when the database has it all; a built-in one is known now.
+                let already = parents.contains { TypeDatabase.builtin.isPackage($0) }
+                    || parents.contains { declaredHere.contains($0) && claimed.contains($0) }
+                if !already { declarations[index].conformsTo.append(TypeDatabase.packageType) }
+            }
+        }
+        mark(&types.exportedTypes)
+        mark(&types.importedTypes)
     }
 
     /// One UTExportedTypeDeclarations or UTImportedTypeDeclarations entry; nil (reported) without a usable

@@ -18,12 +18,15 @@ public struct HeldFileLimitsStatus: Sendable, Hashable {
     public var bounds = InboxBounds()
     /// Each Inbox's use; empty when no bound is set (nothing is counted).
     public var use: [InboxUse] = []
+    /// The bounds of a package document, as resolved (MaxPackageSize= unset is MaxInboxBytes=).
+    public var packages = PackageLimits()
 
     public init(retention: RetentionSettings = RetentionSettings(), bounds: InboxBounds = InboxBounds(),
-                use: [InboxUse] = []) {
+                use: [InboxUse] = [], packages: PackageLimits = PackageLimits()) {
         self.retention = retention
         self.bounds = bounds
         self.use = use
+        self.packages = packages
     }
 
     /// The `"limits"` member's value; nulls for what is not set.
@@ -35,7 +38,9 @@ public struct HeldFileLimitsStatus: Sendable, Hashable {
             + "\"maxInboxFiles\":\(number(bounds.maxFiles)),\"maxInboxBytes\":\(number(bounds.maxBytes)),"
             + "\"maxInboxFilesPerSender\":\(number(bounds.maxFilesPerSender)),"
             + "\"maxInboxBytesPerSender\":\(number(bounds.maxBytesPerSender)),"
-            + "\"inboxUse\":[\(use.joined(separator: ","))]}"
+            + "\"inboxUse\":[\(use.joined(separator: ","))],"
+            + "\"maxPackageDepth\":\(packages.maxDepth),\"maxPackageEntries\":\(packages.maxEntries),"
+            + "\"maxPackageBytes\":\(number(packages.maxBytes))}"
     }
 
     /// Reads the `"limits"` member; a missing or mistyped one is "nothing set".
@@ -50,6 +55,10 @@ public struct HeldFileLimitsStatus: Sendable, Hashable {
             guard let inbox = item["inbox"]?.string else { return nil }
             return InboxUse(inbox: inbox, files: item["files"]?.int ?? 0, bytes: Int64(item["bytes"]?.int ?? 0))
         }
+        // An older agent's file has none: the defaults.
+        packages = PackageLimits(maxDepth: value["maxPackageDepth"]?.int ?? PackageLimits.defaultDepth,
+                                 maxEntries: value["maxPackageEntries"]?.int ?? PackageLimits.defaultEntries,
+                                 maxBytes: value["maxPackageBytes"]?.int.map { Int64($0) })
     }
 
     /// What `inboxctl status` says of them: nothing when every setting is its default.
@@ -59,6 +68,10 @@ public struct HeldFileLimitsStatus: Sendable, Hashable {
             func kept(_ keep: Duration?) -> String { keep.map(TimeSpan.format) ?? "infinity" }
             lines.append(("Retention", "failed/ \(kept(retention.keepFailed)) (KeepFailedSec=), "
                           + "unhandled/ \(kept(retention.keepUnhandled)) (KeepUnhandledSec=)"))
+        }
+        if packages != PackageLimits() {
+            lines.append(("Packages", "MaxPackageDepth=\(packages.maxDepth) MaxPackageEntries=\(packages.maxEntries) "
+                          + "MaxPackageSize=\(packages.maxBytes.map(ByteSize.format) ?? "infinity")"))
         }
         guard !bounds.isEmpty else { return lines }
         var set: [String] = []

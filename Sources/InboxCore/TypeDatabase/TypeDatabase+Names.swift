@@ -17,16 +17,22 @@ extension TypeDatabase {
     ///
     /// `isTie` is set when globs of equal weight and length name different types (`*.m`: Objective-C or MATLAB):
     /// the content settles it.
+    ///
+    /// A package type (one conforming to `com.apple.package`) is never among them: its extension names directories
+    /// (`packageIdentifier(forDirectoryNamed:)`), and a file so named is typed as the file it can be (a `.pages`
+    /// file is the single-file `com.apple.iwork.pages.sffpages`; a `Report.rtfd` file by its content).
     public func nameCandidates(of fileName: String) -> NameCandidates {
         let name = fileName.lastIndex(of: "/").map { String(fileName[fileName.index(after: $0)...]) } ?? fileName
         let declared = declaredExtension(of: name)
-        if let declared, declaration(for: declared.identifier)?.origin != .builtin {
+        if let declared, declaration(for: declared.identifier)?.origin != .builtin,
+           !packageIdentifiers.contains(declared.identifier) {
             return NameCandidates(types: [NameType(identifier: declared.identifier,
                                                    mimeType: preferredMIMEType(of: declared.identifier),
                                                    match: "*." + declared.suffix)], isTie: false)
         }
         let globs = mime.matches(fileName: name)
-        let builtin = (declared.map { extensionClaimants[$0.suffix] ?? [] } ?? []).map {
+        let claimants = declared.map { extensionClaimants[$0.suffix] ?? [] } ?? []
+        let builtin = claimants.filter { !packageIdentifiers.contains($0) }.map {
             NameType(identifier: $0, mimeType: preferredMIMEType(of: $0), match: "*." + (declared?.suffix ?? ""))
         }
         let globTypes = globs.map { glob in

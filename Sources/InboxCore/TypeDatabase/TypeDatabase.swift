@@ -12,6 +12,9 @@ public struct TypeDatabase: Sendable {
     let extensionClaimants: [String: [String]]
     private var byMIMEType: [String: String]
     var longestExtension = 1
+    /// Every declared identifier that conforms to `com.apple.package` (and it): the types whose documents are
+    /// directories, whose extensions never name a file (`nameCandidates`).
+    let packageIdentifiers: Set<String>
     /// The host's MIME database: names through its globs, and a dynamic identifier for every MIME type without a UTI.
     public private(set) var mime: MIMEDatabase = .empty
 
@@ -45,6 +48,27 @@ public struct TypeDatabase: Sendable {
         self.extensionClaimants = claimants
         self.byMIMEType = byMIMEType
         self.longestExtension = byExtension.keys.map { $0.split(separator: ".").count }.max() ?? 1
+        self.packageIdentifiers = Self.packages(kept, byIdentifier: byIdentifier)
+    }
+
+    /// The declarations that reach `com.apple.package` through ConformsTo (a dynamic type never does: its parents
+    /// come from the MIME hierarchy, where no package type is).
+    private static func packages(_ declarations: [TypeDeclaration], byIdentifier: [String: Int]) -> Set<String> {
+        var known: [String: Bool] = [TypeDatabase.packageType: true]
+        func reaches(_ identifier: String, _ visiting: inout Set<String>) -> Bool {
+            if let answer = known[identifier] { return answer }
+            // A cycle (the registration loader drops them, a raw table may not) reaches nothing new.
+            guard visiting.insert(identifier).inserted, let index = byIdentifier[identifier] else { return false }
+            let answer = declarations[index].conformsTo.contains { reaches($0, &visiting) }
+            known[identifier] = answer
+            return answer
+        }
+        var packages: Set<String> = []
+        for declaration in declarations {
+            var visiting: Set<String> = []
+            if reaches(declaration.identifier, &visiting) { packages.insert(declaration.identifier) }
+        }
+        return packages
     }
 
     /// The same types with the host's MIME database attached: its aliases map to the UTIs of their canonical types

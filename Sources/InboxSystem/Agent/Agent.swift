@@ -54,6 +54,7 @@ public final class Agent {
         sniffer = settings.contentSniffing ? SnifferSupervisor(logger: logger, isRoot: CurrentProcess.isRoot,
                                                                mimeDirectories: settings.mimeDirectories) : nil
         let reader = ArrivalReader(logger: logger)
+        reader.packageLimits = settings.packageLimits
         let quarantine = Quarantine(state: state, logger: logger)
         launchers = HandlerLaunchers(loop: loop, logger: logger, catalog: catalog,
                                      landlockABI: settings.landlock == .off ? 0 : LandlockRuleset.abi(),
@@ -63,10 +64,11 @@ public final class Agent {
         dispatcher = Dispatcher(loop: loop, logger: logger, state: state, quarantine: quarantine, launcher: launchers,
                                 catalog: catalog, limits: .init(maxConcurrent: settings.maxConcurrent,
                                                                 retryPolicy: settings.retryPolicy,
-                                                                defaultTimeout: settings.defaultTimeout))
+                                                                defaultTimeout: settings.defaultTimeout,
+                                                                packages: settings.packageLimits))
         router = Router(loop: loop, logger: logger, state: state, quarantine: quarantine,
                         inspector: TypeInspector(sniffer: sniffer), reader: reader, dispatcher: dispatcher, catalog: catalog)
-        recovery = Recovery(state: state, reader: reader, router: router)
+        recovery = Recovery(state: state, reader: reader, router: router, quarantine: quarantine)
         watcher = try IntakeWatcher(loop: loop, logger: logger, reader: reader, quarantine: quarantine,
                                     inboxes: settings.inboxes)
         if !settings.inboxBounds.isEmpty {
@@ -253,7 +255,7 @@ public final class Agent {
                                              use: router.quotas.map { quotas in settings.inboxes.map { inbox in
             let use = quotas.usage(of: inbox)
             return .init(inbox: inbox, files: use.files, bytes: use.bytes)
-        } } ?? [])
+        } } ?? [], packages: settings.packageLimits)
         status.sniffer = sniffer?.status
         status.stalls = logger.stalls
         status.stalls.notificationsCoalesced = notifier.coalescedCount

@@ -32,6 +32,9 @@ public struct AgentSettings: Sendable {
     public var retention = RetentionSettings()
     /// MaxInboxFiles=, MaxInboxBytes= and their PerSender= forms of inboxd.conf: the bounds of each drop Inbox.
     public var inboxBounds = InboxBounds()
+    /// MaxPackageDepth=, MaxPackageEntries=, MaxPackageSize= of inboxd.conf, resolved: `maxBytes` is MaxPackageSize=,
+    /// else MaxInboxBytes= (the single-file bound), else nil (no bound; `infinity` says so too).
+    public var packageLimits = PackageLimits()
     /// shared-mime-info directories, most important first (each holds globs2, subclasses, aliases).
     public var mimeDirectories: [String] = MIMEDatabaseLoader.defaultDirectories()
 

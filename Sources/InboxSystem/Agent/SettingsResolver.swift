@@ -68,6 +68,8 @@ public enum SettingsResolver {
         settings.inboxSections = config.inboxSections
         settings.retention = config.retention
         settings.inboxBounds = config.inboxBounds
+        settings.packageLimits = PackageLimits.resolved(config.packageLimits, unlimited: config.packageSizeUnlimited,
+                                                        inboxBytes: config.inboxBounds.maxBytes)
         return (.success(settings), diagnostics)
     }
 

@@ -47,6 +47,8 @@ final class Dispatcher {
         var lowWater = 1024
         /// How long a handler told to stop at its timeout has before it is killed.
         var killGrace: Duration = .seconds(5)
+        /// What a package's checks at the start and the end of an attempt walk within (MaxPackage*=).
+        var packages = PackageLimits()
     }
 
     private let loop: EventLoop
@@ -80,7 +82,7 @@ final class Dispatcher {
         self.loop = loop
         self.logger = logger
         self.state = state
-        copies = InboxCopies(logger: logger, state: state, quarantine: quarantine)
+        copies = InboxCopies(logger: logger, state: state, quarantine: quarantine, packageLimits: limits.packages)
         self.launcher = launcher
         self.catalog = catalog
         self.limits = limits

@@ -5,20 +5,31 @@ import InboxCore
 /// whether another process opened it for writing, and does the file work of each outcome the lifecycle decides
 /// (remove it, record a failed attempt, move it to failed/, mark it stopped), with its journal entry. It holds no
 /// state of its own: each attempt's open copy is a `Held` that the dispatcher keeps with the running delivery.
+///
+/// A package (`Delivery.isPackage`, a directory delivered whole) is held the same way through its directory's
+/// descriptor. A directory takes no lease: its manifest (`PackageTree.check`, every entry's identity) stands in for
+/// one, taken when the attempt starts and compared when it ends.
 final class InboxCopies {
     /// One attempt's Inbox copy, open for reading until the attempt ends, through which its end is checked; it holds
     /// a read lease when `leased`, so that another process's open for writing waits for the handler to end and is
     /// seen.
     final class Held {
-        let descriptor: FileDescriptor
         /// The copy as the handler was given it; compared when the attempt ends.
-        let identity: FileIdentity
+        enum Given {
+            case file(FileIdentity)
+            /// A package: every entry, and the bounds its check after the attempt walks within.
+            case package(PackageManifest, limits: PackageLimits)
+        }
+
+        /// The file, or the package's directory (O_RDONLY|O_DIRECTORY).
+        let descriptor: FileDescriptor
+        let given: Given
         private(set) var leased: Bool
         private var closed = false
 
-        fileprivate init(descriptor: FileDescriptor, identity: FileIdentity, leased: Bool) {
+        fileprivate init(descriptor: FileDescriptor, given: Given, leased: Bool) {
             self.descriptor = descriptor
-            self.identity = identity
+            self.given = given
             self.leased = leased
         }
 
@@ -40,10 +51,15 @@ final class InboxCopies {
         /// link count and change time), and who else opened it for writing, if anyone did. Closes it.
         func release(of delivery: Delivery) -> (violation: String?, interference: String?) {
             var violation: String?
-            if let st = try? descriptor.status() {
-                let after = FileIdentity(st)
-                let intact = st.st_nlink == 0 ? identity.sameContent(as: after) : after == identity
-                violation = intact ? nil : identity.differences(from: after)
+            switch given {
+            case .file(let identity):
+                if let st = try? descriptor.status() {
+                    let after = FileIdentity(st)
+                    let intact = st.st_nlink == 0 ? identity.sameContent(as: after) : after == identity
+                    violation = intact ? nil : identity.differences(from: after)
+                }
+            case .package(let manifest, let limits):
+                violation = InboxCopies.change(of: descriptor, since: manifest, limits: limits)
             }
             // A writer that broke the lease waits (up to the kernel's lease-break-time) until this close.
             let interference = leased && !descriptor.readLeaseIntact
@@ -72,11 +88,14 @@ final class InboxCopies {
     private let logger: Logger
     private let state: StateDirectories
     private let quarantine: Quarantine
+    /// MaxPackageDepth=, MaxPackageEntries=, MaxPackageSize=: what a package's checks walk within.
+    private let packageLimits: PackageLimits
 
-    init(logger: Logger, state: StateDirectories, quarantine: Quarantine) {
+    init(logger: Logger, state: StateDirectories, quarantine: Quarantine, packageLimits: PackageLimits = PackageLimits()) {
         self.logger = logger
         self.state = state
         self.quarantine = quarantine
+        self.packageLimits = packageLimits
     }
 
     /// Opens the Inbox copy for `attempt`. The attempt is recorded on the file before its handler can see it, so that
@@ -89,15 +108,13 @@ final class InboxCopies {
     /// process holds open for writing now, or that changed since intake placed it (`placed`), is not delivered, and the
     /// change is that process's (its sender's), never the handler's.
     func open(_ delivery: Delivery, attempt: Int, placed: FileIdentity?, in container: Container) -> Opening {
+        if delivery.isPackage { return openPackage(delivery, attempt: attempt, placed: placed, in: container) }
         let name = Array(delivery.name.utf8)
         let file: FileDescriptor
         do {
             file = try container.inbox.openFile(name, .readOnly, options: [.noFollow, .nonBlocking, .noControllingTerminal])
         } catch .noSuchFile {
-            logger.log(.warning, "\(delivery.path) vanished before its handler started", event: .removed,
-                       fields: ["INBOX_FILE": delivery.path, "INBOX_HANDLER": delivery.handler,
-                                "INBOX_DELIVERY_ID": delivery.id])
-            return .gone
+            return vanished(delivery)
         } catch {
             // ELOOP: a symlink, which only root could have put in the agent's own directory; anything else that
             // cannot be opened is moved aside the same way, unopened.
@@ -128,7 +145,66 @@ final class InboxCopies {
             return .tampered(Self.otherWriter(of: delivery) + " changed it after it was checked, before its handler "
                              + "started: " + placed.differences(from: identity))
         }
-        return .opened(Held(descriptor: file, identity: identity, leased: leased))
+        return .opened(Held(descriptor: file, given: .file(identity), leased: leased))
+    }
+
+    /// Opens a package for `attempt` as `open` opens a file: its directory opened by descriptor, only if it still is
+    /// one (`Directory.openPackage`: a file where a package was expected is moved aside, as a directory where a file
+    /// was), the attempt recorded on it (fsetxattr), then its manifest taken, after the agent's last change. A package
+    /// replaced since intake placed it, or whose tree no longer passes its check (a link, a FIFO, an entry still
+    /// changing), is another process's doing: tampered.
+    private func openPackage(_ delivery: Delivery, attempt: Int, placed: FileIdentity?, in container: Container)
+        -> Opening {
+        let name = Array(delivery.name.utf8)
+        let directory: OpenedFile
+        switch container.inbox.openPackage(name) {
+        case .opened(let opened):
+            directory = opened
+        case .gone:
+            return vanished(delivery)
+        case .refused(let kind):
+            quarantine.moveAside(name, from: container.inbox, kind: kind)
+            return .gone
+        case .failed:
+            let kind = (try? container.inbox.status(of: name))?.map { EntryKind(mode: $0.st_mode) } ?? .symlink
+            quarantine.moveAside(name, from: container.inbox, kind: kind)
+            return .gone
+        }
+        let root = directory.descriptor
+        if let placed, placed.device != UInt64(directory.status.st_dev) || placed.inode != UInt64(directory.status.st_ino) {
+            root.close()
+            return .tampered(Self.otherWriter(of: delivery) + " replaced it after it was checked, before its handler "
+                             + "started: a different directory")
+        }
+        ExtendedAttributes(root).write(AgentAttribute.started, String(attempt))
+        switch PackageTree.check(root, limits: packageLimits) {
+        case .success(let manifest):
+            return .opened(Held(descriptor: root, given: .package(manifest, limits: packageLimits), leased: false))
+        case .failure(let refusal):
+            root.close()
+            return .tampered(Self.otherWriter(of: delivery) + " changed it after it was checked, before its handler "
+                             + "started: it " + refusal.reason)
+        }
+    }
+
+    /// How a package changed since `given` (nil: it did not, or only lost entries, which a handler may remove), seen
+    /// through its directory's descriptor, so that a package the handler renamed is checked too. One removed whole is
+    /// an unlinked directory, which rmdir(2) left empty: nothing added can remain in it. Anything the check refuses
+    /// (a link, a FIFO, more entries than the bounds) is a change of its own.
+    static func change(of root: FileDescriptor, since given: PackageManifest, limits: PackageLimits) -> String? {
+        if let st = try? root.status(), st.st_nlink == 0 { return nil }
+        switch PackageTree.check(root, limits: limits) {
+        case .success(let now): return now.change(since: given, allowingRemoval: true)?.description
+        case .failure(let refusal): return "the package " + refusal.reason
+        }
+    }
+
+    /// The copy is gone before its handler could start: logged once, released.
+    private func vanished(_ delivery: Delivery) -> Opening {
+        logger.log(.warning, "\(delivery.path) vanished before its handler started", event: .removed,
+                   fields: ["INBOX_FILE": delivery.path, "INBOX_HANDLER": delivery.handler,
+                            "INBOX_DELIVERY_ID": delivery.id])
+        return .gone
     }
 
     /// Does the file's part of what the lifecycle decided, with its journal entry; the scheduling part (timers, the
@@ -138,7 +214,9 @@ final class InboxCopies {
         switch action {
         case .complete(let outcome):
             let name = Array(delivery.name.utf8)
-            let removeError = inbox?.remove(name) ?? nil
+            // A package goes depth first by descriptor, with whatever the handler left of it, never following a link
+            // or crossing a mount.
+            let removeError = inbox.flatMap { delivery.isPackage ? PackageTree.remove(name, in: $0) : $0.remove(name) }
             if delivery.hasSidecar { inbox?.removeSidecar(of: name) }
             logger.log(.info, "\(delivery.handler) handled \(delivery.name)", event: .finished,
                        fields: delivery.journalFields() + [("INBOX_EXIT_STATUS", outcome.exitStatusField),
@@ -154,7 +232,7 @@ final class InboxCopies {
                 ("INBOX_EXIT_STATUS", outcome.exitStatusField), ("INBOX_DURATION_USEC", duration?.microsecondsField),
                 ("INBOX_REASON", outcome.phrase)])
             // Failed attempts survive a restart; the attempt count is only written when one fails.
-            if let inbox, case .opened(let file) = inbox.openRegular(Array(delivery.name.utf8)) {
+            if let inbox, case .opened(let file) = inbox.openDelivered(Array(delivery.name.utf8), of: delivery) {
                 ExtendedAttributes(file.descriptor).write(AgentAttribute.attempts, String(delivery.attempt))
                 file.descriptor.close()
             }
@@ -176,5 +254,13 @@ final class InboxCopies {
     /// through a descriptor or link it kept, or root.
     static func otherWriter(of delivery: Delivery) -> String {
         "another process than its handler (its sender" + (delivery.sourceUID.map { ", uid \($0)," } ?? "") + " or root)"
+    }
+}
+
+extension Directory {
+    /// Opens a delivery's copy in its Inbox as it must be: a package's directory (`openPackage`), else a regular file
+    /// with one link (`openRegular`); anything else is refused, never followed.
+    func openDelivered(_ name: [UInt8], of delivery: Delivery) -> SafeOpenResult {
+        delivery.isPackage ? openPackage(name) : openRegular(name)
     }
 }

@@ -78,3 +78,25 @@ func sys_mount_id(_ fd: CInt, _ id: inout UInt64) -> CInt {
     id = UInt64(raw)
     return result
 }
+
+func sys_openat2(_ dirfd: CInt, _ name: UnsafePointer<CChar>, _ flags: CInt, _ resolve: UInt64) -> CInt {
+    inbox_openat2(dirfd, name, flags, CUnsignedLongLong(resolve))
+}
+
+let RESOLVE_NO_XDEV = UInt64(INBOX_RESOLVE_NO_XDEV)
+let RESOLVE_NO_MAGICLINKS = UInt64(INBOX_RESOLVE_NO_MAGICLINKS)
+let RESOLVE_NO_SYMLINKS = UInt64(INBOX_RESOLVE_NO_SYMLINKS)
+let RESOLVE_BENEATH = UInt64(INBOX_RESOLVE_BENEATH)
+let AT_EMPTY_PATH = CInt(INBOX_AT_EMPTY_PATH)
+
+/// statx(2) of `fd` for its mount: `id` 0 and `isRoot` nil where the kernel cannot say.
+func sys_mount_status(_ fd: CInt, _ id: inout UInt64, _ isRoot: inout Bool?) -> CInt {
+    var raw: CUnsignedLongLong = 0
+    var root: CInt = -1
+    let result = inbox_mount_status(fd, &raw, &root)
+    id = UInt64(raw)
+    isRoot = root < 0 ? nil : root != 0
+    return result
+}
+
+func sys_chmod(_ path: String, _ mode: mode_t) -> CInt { chmod(path, mode) }

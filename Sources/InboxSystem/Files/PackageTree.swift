@@ -1,9 +1,6 @@
 import Glibc
 import InboxCore
 
-// CONTRACT (issue 21): the shapes every owner codes against. The bodies are the `tree` branch's to write; until
-// they are, nothing calls them.
-
 /// One entry of a package as it was checked: where it lies inside the package and what the after-exit check
 /// compares.
 public struct PackageEntry: Sendable, Hashable {
@@ -83,8 +80,40 @@ extension PackageManifest {
     /// `ignoringRootChange`: the package directory's own change time is not compared (an attribute the agent wrote).
     public func change(since earlier: PackageManifest, allowingRemoval: Bool,
                        ignoringRootChange: Bool = false) -> PackageChange? {
-        fatalError("PackageManifest.change: the tree branch builds it")
+        var now: [[UInt8]: PackageEntry] = [:]
+        for entry in entries { now[entry.path] = entry }
+        let before = Set(earlier.entries.map(\.path))
+        let added = entries.filter { !before.contains($0.path) }
+        let emptied = Set(earlier.entries.filter { now[$0.path] == nil }.map { parentPath($0.path) })
+        // A directory's own size and times change with its entries: that is reported as what happened to the entry
+        // (added, removed, replaced) when something did, and is no change when only allowed removals did.
+        var unexplained: PackageChange?
+        for old in earlier.entries {
+            let path = packageDisplay(old.path)
+            guard let new = now[old.path] else {
+                if allowingRemoval { continue }
+                return .removed(path: path)
+            }
+            if new.device != old.device || new.inode != old.inode || new.kind != old.kind {
+                return .swapped(path: path)
+            }
+            if new.mode != old.mode || new.owner != old.owner { return .changed(path: path) }
+            let ctimeCounts = !(old.depth == 0 && ignoringRootChange)
+            guard new.size != old.size || new.modified != old.modified || (ctimeCounts && new.changed != old.changed)
+            else { continue }
+            guard old.kind == .directory else { return .changed(path: path) }
+            if unexplained == nil && !(allowingRemoval && emptied.contains(old.path)) {
+                unexplained = .changed(path: path)
+            }
+        }
+        if let first = added.first { return .added(path: displayName(first.path)) }
+        return unexplained
     }
+}
+
+/// The directory a package path lies in ("" for an entry of the package's own directory).
+private func parentPath(_ path: [UInt8]) -> [UInt8] {
+    path.lastIndex(of: 0x2F).map { Array(path[..<$0]) } ?? []
 }
 
 /// Why a package is refused. `.changing` passes (checked again after the writer back-off); the others never do.
@@ -128,28 +157,52 @@ public enum PackageTree {
     /// Walks the open package directory `root` by descriptor (openat2 with RESOLVE_BENEATH, RESOLVE_NO_SYMLINKS,
     /// RESOLVE_NO_MAGICLINKS and RESOLVE_NO_XDEV, or the same rules by hand): only directories and regular files
     /// with one link, within `limits`; the tree must not change while it is walked (`.changing`).
+    ///
+    /// The first entry refused, in manifest order, is the refusal. A package that is itself a mount's root is
+    /// `.mountPoint(path: ".")`. Bounds: no directory deeper than `maxDepth` levels below the package's own (its
+    /// entries are at depth 1: 32 nested directories pass, with files in the 32nd, and a 33rd does not); no more than
+    /// `maxEntries` entries (its own directory not counted); no more than `maxBytes` in its regular files together
+    /// (st_size). Reading stops as soon as a bound is passed, and one descriptor per level is held. After the walk
+    /// every entry is pinned again and its status compared with the one recorded (an entry added or removed changes
+    /// its directory's): any difference is `.changing`.
     public static func check(_ root: FileDescriptor, limits: PackageLimits) -> Result<PackageManifest, PackageRefusal> {
-        fatalError("PackageTree.check: the tree branch builds it")
+        check(root, limits: limits, resolution: .detected)
     }
 
     /// Gives every entry of a checked package `owner`/`group` (nil: unchanged) and the modes a handler's copy has:
     /// files `fileMode`, directories `directoryMode`, through descriptors of the very entries of `manifest`.
+    ///
+    /// In manifest order; each entry is pinned beneath its directory and compared with the manifest's device, inode
+    /// and type first: another inode there is ESTALE (`Errno.staleEntry`), a vanished one ENOENT, and nothing is done
+    /// to it or after it (entries before it keep what they were given). A changed tree should then be checked again.
     public static func handOver(_ root: FileDescriptor, manifest: PackageManifest, owner: uid_t?, group: gid_t?,
                                 fileMode: mode_t, directoryMode: mode_t) -> Errno? {
-        fatalError("PackageTree.handOver: the tree branch builds it")
+        handOver(root, manifest: manifest, owner: owner, group: group, fileMode: fileMode,
+                 directoryMode: directoryMode, resolution: .detected)
     }
 
     /// Copies the open package `root` into `target` as `name` (made 0700, filled, fsynced; the caller renames it on),
     /// entry by entry through descriptors, refusing what `check` refuses. Returns the copy's manifest.
+    ///
+    /// The source is checked first, then copied along that manifest: each entry pinned and compared with it before it
+    /// is read (a file is read up to its recorded size, a directory listed by no one), and each file and directory
+    /// compared again once copied; a difference is `.refused(.changing)`. Modes as an ordinary copy's: the source's
+    /// less group and other write and the set-id and sticky bits (0644, 0755), directories keeping their owner's rwx;
+    /// owners are the caller's; the package directory's `user.` attributes (its metadata) are copied. On any failure
+    /// the partial copy is removed (a `name` already in `target` is `EEXIST` and left alone).
     public static func copy(_ root: FileDescriptor, into target: Directory, as name: [UInt8],
                             limits: PackageLimits) -> Result<PackageManifest, PackageCopyFailure> {
-        fatalError("PackageTree.copy: the tree branch builds it")
+        copy(root, into: target, as: name, limits: limits, resolution: .detected)
     }
 
     /// Removes the package `name` in `directory` and everything in it, depth first by descriptor, never following a
     /// link and never crossing a mount; nil when it is gone.
+    ///
+    /// A symlink (as `name` or inside) is removed as itself, its target untouched. A mount point inside is left with
+    /// the directories leading to it, and the removal reports EBUSY; directories deeper than `removalDepth` (the
+    /// largest MaxPackageDepth=) levels are left, ELOOP. The first error is returned after every other entry has been removed.
     public static func remove(_ name: [UInt8], in directory: Directory) -> Errno? {
-        fatalError("PackageTree.remove: the tree branch builds it")
+        remove(name, in: directory, resolution: .detected)
     }
 }
 
@@ -161,8 +214,36 @@ public enum PackageCopyFailure: Error, Sendable {
 
 extension Directory {
     /// Opens an entry only if it is a directory: pinned with O_PATH|O_NOFOLLOW, checked with fstat, and reopened
-    /// O_RDONLY|O_DIRECTORY through /proc/self/fd (the very inode checked); any other kind is `.refused(kind)`.
+    /// O_RDONLY|O_DIRECTORY through the pinned descriptor's own "." (the very inode checked, without /proc); any other
+    /// kind is `.refused(kind)`, never opened.
     public func openPackage(_ name: [UInt8]) -> SafeOpenResult {
-        fatalError("Directory.openPackage: the tree branch builds it")
+        let pinned: FileDescriptor
+        switch retryingErrno({
+            withCName(name) { sys_openat(descriptor.rawValue, $0, O_PATH | O_NOFOLLOW | O_CLOEXEC) }
+        }) {
+        case .success(let fd): pinned = FileDescriptor(rawValue: fd)
+        case .failure(.noSuchFile): return .gone
+        case .failure(let error): return .failed(SystemError("openat", path: child(displayName(name)), errno: error))
+        }
+        defer { pinned.close() }
+        let st: stat
+        do { st = try pinned.status() } catch {
+            return .failed(SystemError("fstat", path: child(displayName(name)), errno: error))
+        }
+        let kind = EntryKind(mode: st.st_mode)
+        guard kind == .directory else { return .refused(kind) }
+        let reopened: FileDescriptor
+        switch retryingErrno({
+            withCName(Array(".".utf8)) { sys_openat(pinned.rawValue, $0, O_RDONLY | O_DIRECTORY | O_CLOEXEC) }
+        }) {
+        case .success(let fd): reopened = FileDescriptor(rawValue: fd)
+        case .failure(.noSuchFile): return .gone
+        case .failure(let error): return .failed(SystemError("openat", path: child(displayName(name)), errno: error))
+        }
+        guard let check = try? reopened.status(), check.st_ino == st.st_ino, check.st_dev == st.st_dev else {
+            reopened.close()
+            return .failed(SystemError("fstat", path: child(displayName(name)), errno: .invalidArgument))
+        }
+        return .opened(OpenedFile(descriptor: reopened, status: check))
     }
 }

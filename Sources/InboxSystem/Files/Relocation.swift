@@ -12,6 +12,22 @@ public enum Relocation {
     case failed(SystemError)
     /// The file is the agent's already, prepared, in the staging directory as `name`, but could not go on.
     case staged(name: String, SystemError)
+    /// A package's tree was not the one checked once the agent had it (`reason`: what changed): its sender was still
+    /// writing it. In the staging directory as `stagedAs`, unprepared; nil when nothing was moved (across
+    /// filesystems the copy is removed and the original is where it was).
+    case changed(reason: String, stagedAs: String?)
+}
+
+/// A package document to move (`Directory.relocate`): its tree as checked where it was dropped, and the bounds its
+/// check and a copy keep to.
+public struct PackageMove {
+    public let manifest: PackageManifest
+    public let limits: PackageLimits
+
+    public init(manifest: PackageManifest, limits: PackageLimits) {
+        self.manifest = manifest
+        self.limits = limits
+    }
 }
 
 extension Directory {
@@ -28,12 +44,21 @@ extension Directory {
     /// file, so a file kept in `staging` (a failed move on, a crash) keeps its metadata. The sender's sidecar is never
     /// moved, only removed once the file is in `staging`. A sidecar already beside a file taken from `staging`
     /// goes on with it.
+    ///
+    /// A package document (`package`; `file` is its directory) moves the same way, by one rename of its directory.
+    /// In `staging` its tree is checked again and must be the one checked where it was dropped (entries removed
+    /// count too; the directory's own change time is the rename's), else nothing goes on (`.changed`); `prepare` is
+    /// given the tree as checked there, to hand every entry over (its failure keeps the package in `staging`). Across
+    /// filesystems it is copied entry by entry (`PackageTree.copy`), the original checked again after the copy, and
+    /// removed only if its name still leads to the directory that was checked.
     public func relocate(_ name: [UInt8], file: OpenedFile, to target: Directory, preferred: String,
                          via staging: Directory, rejectsTo failed: Directory?, sidecar: [UInt8]? = nil,
-                         prepare: (FileDescriptor) -> Void) -> Relocation {
+                         package: PackageMove? = nil,
+                         prepare: (FileDescriptor, PackageManifest?) -> Errno?) -> Relocation {
         let stagingName = "\(file.status.st_dev)-\(file.status.st_ino)"
         let staged: String
         var copy: FileDescriptor?
+        var tree = package?.manifest
         if self === staging {
             staged = displayName(name)
         } else {
@@ -44,16 +69,23 @@ extension Directory {
                     return .failed(SystemError("open", path: staging.child(".\(stagingName)\(Sidecar.suffix)"), errno: error))
                 }
             }
-            switch transfer(name, file: file, to: staging, preferred: stagingName) {
-            case .success(let (newName, copied)):
+            let moved = package.map { transferPackage(name, file: file, package: $0, to: staging, preferred: stagingName) }
+                ?? transfer(name, file: file, to: staging, preferred: stagingName).map { ($0.name, $0.copy, nil) }
+                    .mapError { TransferFailure.failed($0) }
+            switch moved {
+            case .success(let (newName, copied, copiedTree)):
                 staged = newName
                 copy = copied
+                if let copiedTree { tree = copiedTree }
                 if sidecar != nil && newName != stagingName {
                     staging.moveSidecar(of: Array(stagingName.utf8), to: staging, as: newName)
                 }
             case .failure(let error):
                 if sidecar != nil { staging.removeSidecar(of: Array(stagingName.utf8)) }
-                return .failed(error)
+                switch error {
+                case .failed(let error): return .failed(error)
+                case .packageChanged(let reason): return .changed(reason: reason, stagedAs: nil)
+                }
             }
         }
         if copy == nil {
@@ -66,10 +98,28 @@ extension Directory {
                 staging.removeSidecar(of: Array(staged.utf8))
                 return .swapped(found: found.map { EntryKind(mode: $0.st_mode) }, keptAs: kept.map { failed!.child($0) })
             }
+            // Out of its sender's reach now: the tree the handler gets is the one checked, or nothing goes on.
+            if let package {
+                if sidecar != nil && self !== staging { removeSidecar(of: name) }
+                switch PackageTree.check(file.descriptor, limits: package.limits) {
+                case .success(let fresh):
+                    if let change = fresh.change(since: package.manifest, allowingRemoval: false,
+                                                 ignoringRootChange: true) {
+                        return .changed(reason: change.description, stagedAs: staged)
+                    }
+                    tree = fresh
+                case .failure(let refusal):
+                    return .changed(reason: refusal.reason, stagedAs: staged)
+                }
+            }
         }
         // The file is the agent's, its metadata in the agent's sidecar: the sender's has served.
         if sidecar != nil && self !== staging { removeSidecar(of: name) }
-        prepare(copy ?? file.descriptor)
+        // A package not handed over whole (an entry's owner or mode could not be set) stays here, the agent's.
+        if let error = prepare(copy ?? file.descriptor, tree) {
+            copy?.close()
+            return .staged(name: staged, SystemError("handOver", path: staging.child(staged), errno: error))
+        }
         switch staging.moveUnique(Array(staged.utf8), to: target, preferred: preferred) {
         case .success(let newName):
             // Only after the file: a crash in between leaves the sidecar in staging, where the file's is looked for.
@@ -106,6 +156,86 @@ extension Directory {
             }
         case .failure(let error):
             return .failure(SystemError("renameat2", path: target.child(preferred), errno: error))
+        }
+    }
+}
+
+/// Why a move into staging did not happen: the system said no, or (a package copied across filesystems) the
+/// original's tree changed while it was copied.
+private enum TransferFailure: Error {
+    case failed(SystemError)
+    case packageChanged(String)
+}
+
+extension Directory {
+    /// `transfer` for a package document: one rename of its directory, or across filesystems (EXDEV) a copy of its
+    /// tree (`PackageTree.copy`, with the directory's `user.` attributes) that is kept only if the original, checked
+    /// again, is still the tree that was checked; then the original is removed if its name still leads to the
+    /// directory copied. Returns the copy open, and its tree.
+    fileprivate func transferPackage(_ name: [UInt8], file: OpenedFile, package: PackageMove, to target: Directory,
+                                     preferred: String)
+        -> Result<(String, FileDescriptor?, PackageManifest?), TransferFailure> {
+        switch moveUnique(name, to: target, preferred: preferred) {
+        case .success(let newName):
+            return .success((newName, nil, nil))
+        case .failure(.crossDevice):
+            break
+        case .failure(let error):
+            return .failure(.failed(SystemError("renameat2", path: target.child(preferred), errno: error)))
+        }
+        let temporary = ".inboxd-copy-\(CurrentProcess.id)-\(file.status.st_ino)"
+        let copied: PackageManifest
+        switch PackageTree.copy(file.descriptor, into: target, as: Array(temporary.utf8), limits: package.limits) {
+        case .success(let manifest):
+            copied = manifest
+        case .failure(.refused(let refusal)):
+            _ = PackageTree.remove(Array(temporary.utf8), in: target)
+            return .failure(.packageChanged(refusal.reason))
+        case .failure(.failed(let error)):
+            _ = PackageTree.remove(Array(temporary.utf8), in: target)
+            return .failure(.failed(error))
+        }
+        func discard() { _ = PackageTree.remove(Array(temporary.utf8), in: target) }
+        // The original is still its sender's: what was copied counts only if it is still the tree that was checked.
+        switch PackageTree.check(file.descriptor, limits: package.limits) {
+        case .success(let again):
+            if let change = again.change(since: package.manifest, allowingRemoval: false) {
+                discard()
+                return .failure(.packageChanged(change.description))
+            }
+        case .failure(let refusal):
+            discard()
+            return .failure(.packageChanged(refusal.reason))
+        }
+        let copy: OpenedFile
+        switch target.openPackage(Array(temporary.utf8)) {
+        case .opened(let opened): copy = opened
+        case .failed(let error):
+            discard()
+            return .failure(.failed(error))
+        case .gone, .refused:
+            discard()
+            return .failure(.failed(SystemError("openat", path: target.child(temporary), errno: .noSuchFile)))
+        }
+        let from = ExtendedAttributes(file.descriptor), to = ExtendedAttributes(copy.descriptor)
+        for key in from.names() where key.hasPrefix("user.") {
+            if case .value(let bytes) = from.read(key, limit: 65536), let error = to.write(key, bytes) {
+                copy.descriptor.close()
+                discard()
+                return .failure(.failed(SystemError("fsetxattr", path: target.child(temporary), errno: error)))
+            }
+        }
+        switch target.moveUnique(Array(temporary.utf8), to: target, preferred: preferred) {
+        case .success(let newName):
+            target.syncEntries()
+            if let st = try? status(of: name), st.st_ino == file.status.st_ino, st.st_dev == file.status.st_dev {
+                _ = PackageTree.remove(name, in: self)
+            }
+            return .success((newName, copy.descriptor, copied))
+        case .failure(let error):
+            copy.descriptor.close()
+            discard()
+            return .failure(.failed(SystemError("renameat2", path: target.child(preferred), errno: error)))
         }
     }
 }

@@ -1,9 +1,19 @@
 import InboxCore
 
-/// A file taken in: opened and checked (a regular file with one link, never followed), with what its sender attached
-/// and what the agent verified itself. It exists from the moment the file is opened until it is moved on (into a
-/// container, unhandled/ or failed/); `file` is closed by whoever took it.
+/// A file taken in: opened and checked (a regular file with one link, never followed; or a package document, a
+/// directory opened and walked by descriptor), with what its sender attached and what the agent verified itself. It
+/// exists from the moment the file is opened until it is moved on (into a container, unhandled/ or failed/); `file`
+/// is closed by whoever took it.
 public struct Arrival {
+    /// What was taken: a regular file, or a package document with what its check found.
+    public enum Kind {
+        case file
+        /// A package whose tree was checked: every entry as it was then.
+        case package(PackageManifest)
+        /// A package its check refused (`.changing` passes: checked again after the writer back-off).
+        case refusedPackage(PackageRefusal)
+    }
+
     /// Where it was found, and why it is being looked at.
     public enum Origin: Sendable {
         /// Dropped in an Inbox: a new delivery. Sender-set agent attributes are removed and a delivery id is made.
@@ -27,6 +37,14 @@ public struct Arrival {
     public let metadata: SenderMetadata
     /// Its metadata came in a sidecar `.<name>.inbox-meta`, which goes where the file goes.
     public let hasSidecar: Bool
+    /// A regular file (`file` is open for reading), or a package (`file` is its directory, O_RDONLY|O_DIRECTORY).
+    public var kind = Kind.file
+
+    /// The package's tree as checked; nil for a regular file and for a refused package.
+    public var package: PackageManifest? { if case .package(let manifest) = kind { manifest } else { nil } }
+    public var isPackage: Bool { if case .file = kind { false } else { true } }
+    /// What the Inbox bounds count: the file's size, or the bytes of all of a package's files.
+    public var bytes: Int64 { package?.totalBytes ?? Int64(file.status.st_size) }
 
     /// The sidecar the agent writes for the file in its own directories (`Directory.relocate`): what was read and
     /// checked, never the sender's file itself; nil when the metadata fits in its attributes.

@@ -4,7 +4,31 @@ import InboxCore
 /// attributes and, for what they lack, from its sidecar — and records a new delivery on a dropped file. Problems with
 /// the metadata are warnings, never fatal: the file is delivered without what was wrong.
 final class ArrivalReader {
+    /// How an entry was taken (`take`).
+    enum Taken {
+        /// A regular file, or a package document with its check's finding; its `file` is the caller's to close.
+        case arrival(Arrival)
+        case gone
+        /// Not a document: to be moved aside unopened (`Quarantine.moveAside`), with why when it is a directory.
+        case notADocument(EntryKind, why: String?)
+        case failed(SystemError)
+    }
+
+    /// Why a directory is not taken (the warning `Quarantine.moveAside` writes).
+    static let madeInPlace = "a directory made in place is never taken: rename a finished directory in"
+    static let notAPackage = "not a package document: its name's extension names no package type"
+
     private let logger: Logger
+    /// The types a directory's name is judged by (set by the router, swapped with its catalog); nil: no directory is
+    /// a package document.
+    var database: TypeDatabase?
+    /// MaxPackageDepth=, MaxPackageEntries=, MaxPackageSize=: what a package's check allows.
+    var packageLimits = PackageLimits()
+    /// How a package's tree is checked where it is found: `PackageTree.check`; tests change the tree at a known point
+    /// of its walk here.
+    var checkPackage: (FileDescriptor, PackageLimits) -> Result<PackageManifest, PackageRefusal> = {
+        PackageTree.check($0, limits: $1)
+    }
     /// Room for the largest attribute read (the annotation), allocated once.
     private let scratch = UnsafeMutableRawBufferPointer.allocate(byteCount: MetadataLimits.annotationBytes + 1, alignment: 8)
 
@@ -13,6 +37,55 @@ final class ArrivalReader {
     }
 
     deinit { scratch.deallocate() }
+
+    /// Takes `name` in `directory` as intake does: a regular file is opened (`openRegular`, nothing more for it); a
+    /// directory whose name is a package type's is opened (`openPackage`) and its tree checked; anything else is not
+    /// a document. A directory that `madeInPlace` (IN_CREATE) is never taken: it cannot have arrived complete. A
+    /// dropped directory is judged by its name, one the agent holds by the name recorded on it.
+    func take(_ name: [UInt8], in directory: Directory, origin: Arrival.Origin, lookForSidecar: Bool = true,
+              madeInPlace: Bool = false) -> Taken {
+        switch directory.openRegular(name) {
+        case .opened(let file):
+            return .arrival(arrival(of: file, named: name, in: directory, origin: origin, lookForSidecar: lookForSidecar))
+        case .gone:
+            return .gone
+        case .failed(let error):
+            return .failed(error)
+        case .refused(.directory):
+            return package(name, in: directory, origin: origin, lookForSidecar: lookForSidecar, madeInPlace: madeInPlace)
+        case .refused(let kind):
+            return .notADocument(kind, why: nil)
+        }
+    }
+
+    /// A directory: a package document opened and checked, or not a document.
+    private func package(_ name: [UInt8], in directory: Directory, origin: Arrival.Origin, lookForSidecar: Bool,
+                         madeInPlace: Bool) -> Taken {
+        if madeInPlace { return .notADocument(.directory, why: Self.madeInPlace) }
+        guard let database else { return .notADocument(.directory, why: Self.notAPackage) }
+        if origin == .dropped, database.packageIdentifier(forDirectoryNamed: FileNames.sanitized(name)) == nil {
+            return .notADocument(.directory, why: Self.notAPackage)
+        }
+        switch directory.openPackage(name) {
+        case .opened(let root):
+            var arrival = arrival(of: root, named: name, in: directory, origin: origin, lookForSidecar: lookForSidecar)
+            if origin == .held, database.packageIdentifier(forDirectoryNamed: arrival.cleanName) == nil {
+                root.descriptor.close()
+                return .notADocument(.directory, why: Self.notAPackage)
+            }
+            switch checkPackage(root.descriptor, packageLimits) {
+            case .success(let manifest): arrival.kind = .package(manifest)
+            case .failure(let refusal): arrival.kind = .refusedPackage(refusal)
+            }
+            return .arrival(arrival)
+        case .gone:
+            return .gone
+        case .refused(let kind):
+            return .notADocument(kind, why: nil)
+        case .failed(let error):
+            return .failed(error)
+        }
+    }
 
     /// The arrival of `file`, found as `name` in `directory`. Its sidecar is looked for unless `lookForSidecar` is
     /// false: its Inbox's events say it has none (`SidecarSightings`).

@@ -31,8 +31,9 @@ final class InboxWatches {
     enum Outcome {
         /// Not about an Inbox or a missing Inbox's parent.
         case notOurs
-        /// An entry in a watched Inbox; `created` when it was made there (IN_CREATE), not renamed in or written.
-        case entry(Directory, [UInt8], created: Bool)
+        /// An entry in a watched Inbox; `created` when it was made there (IN_CREATE), not renamed in or written;
+        /// `directory` when it is one (IN_ISDIR).
+        case entry(Directory, [UInt8], created: Bool, directory: Bool)
         /// Of no consequence (an IN_IGNORED after a loss already handled, another name in a parent).
         case nothing
         /// An Inbox went missing, or came back (then it wants a rescan).
@@ -94,7 +95,8 @@ final class InboxWatches {
                 else { nil }
             if let reason { return lose(inbox, reason: reason) }
             guard let directory = inbox.directory, !event.name.isEmpty else { return .nothing }
-            return .entry(directory, event.name, created: event.mask.contains(.create))
+            return .entry(directory, event.name, created: event.mask.contains(.create),
+                          directory: event.mask.contains(.isDirectory))
         }
         if let waiting = byParentWatch[event.watch] {
             if event.mask.contains(.ignored) {

@@ -32,6 +32,8 @@ final class IntakeWatcher {
     /// Which of the pending names may have a sidecar, so that only those are looked for one (while a rescan is due,
     /// every one is).
     private var sidecars = SidecarSightings<ObjectIdentifier>()
+    /// The directories made in place (IN_CREATE|IN_ISDIR) not taken yet, by Inbox and name: never taken as packages.
+    private var madeInPlace: Set<String> = []
     private var rescanNeeded = true
     private var inotifyPaused = false
     private var stopped = false
@@ -176,15 +178,20 @@ final class IntakeWatcher {
             switch inboxes.handle(event) {
             case .notOurs, .nothing:
                 break
-            case .entry(let inbox, let name, let created):
+            case .entry(let inbox, let name, let created, let isDirectory):
                 guard !FileNames.isHidden(name) else {
                     sidecars.saw(name, in: ObjectIdentifier(inbox))
                     break
                 }
-                // A regular file made in place is still being written: IN_CLOSE_WRITE brings it. Anything else made
-                // in place (a link, FIFO, device, socket, directory) brings no other event, and is looked at now.
-                if created, let st = try? inbox.status(of: name), EntryKind(mode: st.st_mode) == .regular,
-                   st.st_nlink == 1 {
+                // A directory made in place (mkdir) cannot have arrived complete, whatever its name: it is moved aside
+                // when taken. One renamed in (IN_MOVED_TO, also over the one made) may be a package document.
+                if isDirectory {
+                    let key = Self.key(name, in: inbox)
+                    if created { madeInPlace.insert(key) } else { madeInPlace.remove(key) }
+                } else if created, let st = try? inbox.status(of: name), EntryKind(mode: st.st_mode) == .regular,
+                          st.st_nlink == 1 {
+                    // A regular file made in place is still being written: IN_CLOSE_WRITE brings it. Anything else
+                    // made in place (a link, FIFO, device, socket) brings no other event, and is looked at now.
                     break
                 }
                 pendingNames.append(inbox, name)
@@ -227,24 +234,28 @@ final class IntakeWatcher {
         resume()
     }
 
-    /// Opens one entry without following it: a regular file becomes an arrival, anything else is moved aside.
+    /// Opens one entry without following it: a regular file or a package document becomes an arrival, anything
+    /// else is moved aside.
     private func take(_ name: [UInt8], from inbox: Directory) {
+        let made = !madeInPlace.isEmpty && madeInPlace.remove(Self.key(name, in: inbox)) != nil
         // Queued before its Inbox was lost: the old directory may be elsewhere now; a rescan finds what is there.
         guard inboxes.isCurrent(inbox) else { return }
-        switch inbox.openRegular(name) {
+        let sighted = sidecars.mayHaveSidecar(name, in: ObjectIdentifier(inbox))
+        switch reader.take(name, in: inbox, origin: .dropped, lookForSidecar: sighted || rescanNeeded, madeInPlace: made) {
         case .gone:
             break
-        case .refused(let kind):
-            quarantine.moveAside(name, from: inbox, kind: kind)
+        case .notADocument(let kind, let why):
+            quarantine.moveAside(name, from: inbox, kind: kind, why: why)
         case .failed(let error):
             logger.log(.warning, "Cannot take \(displayName(name)): \(error)", event: .rejected,
                        fields: ["INBOX_FILE": inbox.child(displayName(name))])
-        case .opened(let file):
-            defer { file.descriptor.close() }
-            let sighted = sidecars.mayHaveSidecar(name, in: ObjectIdentifier(inbox))
-            arrived(reader.arrival(of: file, named: name, in: inbox, origin: .dropped, lookForSidecar: sighted || rescanNeeded))
+        case .arrival(let arrival):
+            defer { arrival.file.descriptor.close() }
+            arrived(arrival)
         }
     }
+
+    private static func key(_ name: [UInt8], in inbox: Directory) -> String { inbox.child(displayName(name)) }
 
     /// Queues every visible name in the drop Inboxes, as many as fit; the rest wait for the next rescan.
     private func rescan() {

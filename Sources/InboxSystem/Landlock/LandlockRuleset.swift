@@ -25,8 +25,13 @@ public struct LandlockAccess: OptionSet, Sendable, Hashable {
 
     /// Reading and running, nothing else.
     public static let readExecute: LandlockAccess = [.execute, .readFile, .readDir]
-    /// A handler's Inbox: list, read, remove; no writing, truncating, creating, linking or renaming away.
-    public static let readRemove: LandlockAccess = [.readFile, .readDir, .removeFile]
+    /// A handler's Inbox: list, read, remove files and (a package's) directories; no writing, truncating, creating,
+    /// linking or renaming. REMOVE_DIR also covers a directory renamed away, but every rename needs a MAKE_* right at
+    /// its target as well (and, from ABI 2, REFER across directories), which the Inbox never grants: so a package's
+    /// entries can be removed, never moved, inside the Inbox or out of it. TRUNCATE (ABI 3) and REFER (ABI 2) are
+    /// handled and not granted; before ABI 3, truncate(2) needs the write permission a copy's 0440 mode refuses, and
+    /// under ABI 1 every link or rename across directories is refused.
+    public static let readRemove: LandlockAccess = [.readFile, .readDir, .removeFile, .removeDir]
 
     /// Every right the kernel's ABI `abi` knows (and so handles, denying what no rule allows).
     public static func all(abi: Int) -> LandlockAccess {

@@ -49,9 +49,11 @@ final class ResidentLauncher {
         let handler = handlers[delivery.handler] ?? Handler(registration: registration)
         handlers[delivery.handler] = handler
         // A descriptor of its own for the handler, opened read-only whatever the file's mode: it can read the copy
-        // and never write it. Reopened from the dispatcher's, so it is the file the dispatcher checked and leased.
+        // and never write it. Reopened from the dispatcher's, so it is the file the dispatcher checked and leased; for
+        // a package, the directory whose manifest the dispatcher took, O_RDONLY|O_DIRECTORY (listed with fdopendir,
+        // read with openat; what it may do inside is its Landlock rules', as for a path).
         let file: FileDescriptor
-        do { file = try copy.reopenedReadOnly() } catch {
+        do { file = try copy.reopenedReadOnly(directory: delivery.isPackage) } catch {
             return .failed("cannot open its Inbox copy: \(SystemError("open", path: delivery.path, errno: error))")
         }
         nextSequence += 1

@@ -50,27 +50,37 @@ final class ArrivalTyping {
 
     /// The arrival's type and where it goes.
     func type(_ arrival: Arrival) -> Outcome {
-        // With a read lease nobody can open the file for writing unnoticed, and while somebody has it open so, no
-        // lease is had (fcntl(2), Leases). A file the agent holds is the agent's: nobody else can open it.
         var leased = false
-        if arrival.origin == .dropped {
-            switch arrival.file.descriptor.takeReadLease() {
-            case .held:
-                leased = true
-            case .busy:
-                return .busy
-            case .unavailable:
-                break  // not the owner and no CAP_LEASE: as stable as its sender leaves it (README, Security model)
-            }
-        }
         let type: ResolvedType
-        switch inspector.inspect(arrival.file.descriptor, name: arrival.cleanName, explicit: arrival.metadata.contentType,
-                                 in: catalog.database) {
-        case .failure(let failure):
-            return .unsniffable(reason: "unsniffable: " + failure.description)
-        case .success(let inspection):
-            report(inspection, of: arrival)
+        if let package = arrival.package {
+            // A package takes no lease (a directory has none): its checked tree stands for one, compared again once
+            // it is the agent's. Typed by its name and its top-level entries (a format's marker), never sniffed.
+            let inspection = inspector.inspectPackage(name: arrival.cleanName, explicit: arrival.metadata.contentType,
+                                                      manifest: package, in: catalog.database)
+            report(inspection.resolved, sniffFailure: nil, sniffedMIMEType: nil, of: arrival)
             type = inspection.resolved
+        } else {
+            // With a read lease nobody can open the file for writing unnoticed, and while somebody has it open so,
+            // no lease is had (fcntl(2), Leases). A file the agent holds is the agent's: nobody else can open it.
+            if arrival.origin == .dropped {
+                switch arrival.file.descriptor.takeReadLease() {
+                case .held:
+                    leased = true
+                case .busy:
+                    return .busy
+                case .unavailable:
+                    break  // not the owner and no CAP_LEASE: as stable as its sender leaves it (README, Security model)
+                }
+            }
+            switch inspector.inspect(arrival.file.descriptor, name: arrival.cleanName,
+                                     explicit: arrival.metadata.contentType, in: catalog.database) {
+            case .failure(let failure):
+                return .unsniffable(reason: "unsniffable: " + failure.description)
+            case .success(let inspection):
+                report(inspection.resolved, sniffFailure: inspection.sniffFailure,
+                       sniffedMIMEType: inspection.sniffedMIMEType, of: arrival)
+                type = inspection.resolved
+            }
         }
         if arrival.origin == .dropped && logger.isEnabled(.debug) {
             logger.log(.debug, "Arrived \(arrival.shown)", event: .arrived, fields: [
@@ -127,13 +137,13 @@ final class ArrivalTyping {
     /// it as something it is not. When the claim was kept (the content is text or ZIP, which the claimed type may well
     /// be made of), the pair is reported once per catalog, since declaring the type's ConformsTo= is the fix and a
     /// burst must not flood the journal.
-    private func report(_ inspection: TypeInspector.Inspection, of arrival: Arrival) {
+    private func report(_ resolved: ResolvedType, sniffFailure: SnifferProcess.Failure?, sniffedMIMEType: String?,
+                        of arrival: Arrival) {
         let shown = arrival.shown, id = arrival.id
-        if let failure = inspection.sniffFailure {
+        if let failure = sniffFailure {
             logger.log(.warning, "Cannot sniff \(shown): \(failure); its name and attribute decide its type",
                        fields: ["INBOX_FILE": shown, "INBOX_DELIVERY_ID": id])
         }
-        let resolved = inspection.resolved
         for note in resolved.diagnostics {
             logger.log(.warning, "\(shown): \(note)", fields: ["INBOX_FILE": shown, "INBOX_DELIVERY_ID": id])
         }
@@ -142,7 +152,7 @@ final class ArrivalTyping {
             ("INBOX_FILE", shown), ("INBOX_DELIVERY_ID", id), ("INBOX_CONTENT_TYPE", resolved.identifier),
             ("INBOX_TYPE_SOURCE", resolved.source.rawValue), ("INBOX_CLAIMED_TYPE", mismatch.claimed),
             ("INBOX_CLAIM_SOURCE", mismatch.claimSource.rawValue), ("INBOX_SNIFFED_TYPE", mismatch.content),
-            ("INBOX_SNIFFED_MIME_TYPE", inspection.sniffedMIMEType), ("INBOX_SOURCE_APP", arrival.metadata.sourceApp),
+            ("INBOX_SNIFFED_MIME_TYPE", sniffedMIMEType), ("INBOX_SOURCE_APP", arrival.metadata.sourceApp),
             ("INBOX_SOURCE_UID", String(arrival.sourceUID))]
         let statement = "\(shown): \(TypeInspector.statement(of: mismatch))"
         if mismatch.contentWon {

@@ -42,11 +42,12 @@ final class MoveRetries {
     /// How many files wait for a retry.
     var count: Int { entries.count }
 
-    /// Its sender has the arrival open for writing: it is tried again after the next wait of `Backoff.writer`, and
-    /// refused once none is left. Whether it waits.
-    func waitForWriter(_ arrival: Arrival) -> Bool {
+    /// Its sender has the arrival open for writing, or (a package) its tree changed while it was checked: it is
+    /// tried again after the next wait of `Backoff.writer`, and refused once none is left, with `refusal` for a
+    /// package. Whether it waits.
+    func waitForWriter(_ arrival: Arrival, refusal: String? = nil) -> Bool {
         if schedule(arrival.name, in: arrival.directory, origin: arrival.origin, backoff: .writer) != nil { return true }
-        quarantine.reject(arrival, reason: "its sender (uid \(arrival.sourceUID)) kept it open for writing, "
+        quarantine.reject(arrival, reason: refusal ?? "its sender (uid \(arrival.sourceUID)) kept it open for writing, "
                           + "so its content could still change")
         return false
     }
@@ -118,15 +119,15 @@ final class MoveRetries {
         return entry.retries
     }
 
-    /// A retry is due: the name is opened and checked again, as on arrival, and routed.
+    /// A retry is due: the name is opened and checked again (a package's tree too), as on arrival, and routed.
     private func retake(_ name: [UInt8], from directory: Directory, origin: Arrival.Origin) {
-        switch directory.openRegular(name) {
-        case .opened(let file):
-            defer { file.descriptor.close() }
-            route(reader.arrival(of: file, named: name, in: directory, origin: origin))
-        case .refused(let kind):
+        switch reader.take(name, in: directory, origin: origin) {
+        case .arrival(let arrival):
+            defer { arrival.file.descriptor.close() }
+            route(arrival)
+        case .notADocument(let kind, let why):
             forget(name, in: directory)
-            quarantine.moveAside(name, from: directory, kind: kind)
+            quarantine.moveAside(name, from: directory, kind: kind, why: why)
         case .gone:
             forget(name, in: directory)
         case .failed(let error):

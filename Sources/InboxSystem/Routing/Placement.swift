@@ -14,19 +14,25 @@ final class Placement {
         case cannotMove(SystemError, target: String)
         /// The file is the agent's, in intake/ as `name`, but could not go on.
         case staged(name: String, SystemError, target: String)
+        /// A package changed while it was copied across filesystems (`reason`); nothing was moved: its sender is
+        /// still writing it.
+        case changing(reason: String)
     }
 
     private let logger: Logger
     private let state: StateDirectories
     private let quarantine: Quarantine
     private let handoff: DeliveryHandoff
+    /// What gives the package bounds a package is checked again within once it is the agent's.
+    private let reader: ArrivalReader
     private let isRoot = CurrentProcess.isRoot
     private(set) var catalog: HandlerCatalog
     /// The Inbox bounds; nil when none is set (nothing is counted, no attribute written).
     var quotas: InboxQuotas?
 
     init(logger: Logger, state: StateDirectories, quarantine: Quarantine, handoff: DeliveryHandoff,
-         catalog: HandlerCatalog) {
+         catalog: HandlerCatalog, reader: ArrivalReader) {
+        self.reader = reader
         self.logger = logger
         self.state = state
         self.quarantine = quarantine
@@ -63,14 +69,35 @@ final class Placement {
                             placed: identity)
             quotas?.charge(arrival, id: arrival.id)
             return .done
-        case .swapped(let found, let keptAs)?:
+        case let other?:
+            return unplaced(other, of: arrival, target: container.inbox.path)
+        }
+    }
+
+    /// What a move that did not reach its target leaves to do.
+    private func unplaced(_ relocation: Relocation, of arrival: Arrival, target: String) -> Placed {
+        switch relocation {
+        case .moved:
+            return .done
+        case .swapped(let found, let keptAs):
             quarantine.swapped(arrival, found: found, keptAs: keptAs)
             return .done
-        case .failed(let error)?:
-            return .cannotMove(error, target: container.inbox.path)
-        case .staged(let name, let error)?:
-            return .staged(name: name, error, target: container.inbox.path)
+        case .failed(let error):
+            return .cannotMove(error, target: target)
+        case .staged(let name, let error):
+            return .staged(name: name, error, target: target)
+        case .changed(let reason, let staged?):
+            quarantine.refuse(staged: staged, of: arrival, reason: Self.stillWritten(arrival, reason))
+            return .done
+        case .changed(let reason, nil):
+            return .changing(reason: Self.stillWritten(arrival, reason))
         }
+    }
+
+    /// Why a package whose tree changed after it was checked is not delivered: "its sender (uid 1000) was still
+    /// writing it: entry Data/x.png was added".
+    static func stillWritten(_ arrival: Arrival, _ change: String) -> String {
+        "its sender (uid \(arrival.sourceUID)) was still writing it: \(change)"
     }
 
     /// Queues again a file that lies in its handler's container already (found there at start-up): nothing moves.
@@ -102,13 +129,8 @@ final class Placement {
                 "INBOX_REQUESTED_HANDLER": requested, "INBOX_BOUND_HANDLER": binding?.handler,
                 "INBOX_INBOX": binding?.inbox])
             return .done
-        case .swapped(let found, let keptAs)?:
-            quarantine.swapped(arrival, found: found, keptAs: keptAs)
-            return .done
-        case .failed(let error)?:
-            return .cannotMove(error, target: unhandled.path)
-        case .staged(let name, let error)?:
-            return .staged(name: name, error, target: unhandled.path)
+        case let other?:
+            return unplaced(other, of: arrival, target: unhandled.path)
         }
     }
 
@@ -118,11 +140,13 @@ final class Placement {
     private func relocate(_ arrival: Arrival, to target: Directory, binding: Routing.Binding?,
                           handOverTo handler: String?) -> Relocation? {
         guard let staging = state.intake else { return nil }
+        let package = arrival.package.map { PackageMove(manifest: $0, limits: reader.packageLimits) }
         return arrival.directory.relocate(arrival.name, file: arrival.file, to: target, preferred: arrival.cleanName,
-                                          via: staging, rejectsTo: state.failed, sidecar: arrival.agentSidecar) { file in
+                                          via: staging, rejectsTo: state.failed, sidecar: arrival.agentSidecar,
+                                          package: package) { file, tree in
             arrival.stamp(file)
             record(binding, of: arrival, on: file)
-            if let handler { handOver(file, to: handler) }
+            return handler.flatMap { handOver(file, tree: tree, to: $0) }
         }
     }
 
@@ -134,8 +158,17 @@ final class Placement {
     }
 
     /// Makes the Inbox copy the agent's and readable by the handler's group only (docs/design.md, Security model:
-    /// the handler never owns its Inbox copy, so it cannot change its mode).
-    private func handOver(_ file: FileDescriptor, to handler: String) {
+    /// the handler never owns its Inbox copy, so it cannot change its mode). A package's every entry: its files as a
+    /// single copy, its directories as the container Inbox itself (the handler's group may remove entries, and
+    /// Landlock lets it do nothing else there); one not handed over whole is not delivered (the error returned): an
+    /// entry could still be its sender's.
+    private func handOver(_ file: FileDescriptor, tree: PackageManifest?, to handler: String) -> Errno? {
+        if let tree {
+            let identity = isRoot ? catalog.identity(for: handler) : nil
+            return PackageTree.handOver(file, manifest: tree, owner: identity.map { _ in 0 }, group: identity?.gid,
+                                        fileMode: identity == nil ? 0o400 : 0o440,
+                                        directoryMode: identity == nil ? 0o700 : 0o770)
+        }
         if isRoot, let identity = catalog.identity(for: handler) {
             try? file.chown(uid: 0, gid: identity.gid)
             try? file.chmod(0o440)
@@ -144,6 +177,7 @@ final class Placement {
             // sees in the change time.
             try? file.chmod(0o400)
         }
+        return nil
     }
 
     private func delivery(of arrival: Arrival, to handler: String, in container: Container, as name: String,
@@ -154,6 +188,7 @@ final class Placement {
                                 sender: arrival.metadata, sourceUID: arrival.sourceUID, hasSidecar: arrival.hasSidecar,
                                 attempt: arrival.attempts)
         delivery.redelivered = arrival.redelivered
+        delivery.isPackage = arrival.isPackage
         return delivery
     }
 }

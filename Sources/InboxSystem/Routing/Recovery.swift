@@ -8,8 +8,11 @@ final class Recovery {
     private let state: StateDirectories
     private let reader: ArrivalReader
     private let router: Router
+    /// Where what intake/ or unhandled/ holds that is no longer a document goes.
+    private let quarantine: Quarantine
 
-    init(state: StateDirectories, reader: ArrivalReader, router: Router) {
+    init(state: StateDirectories, reader: ArrivalReader, router: Router, quarantine: Quarantine) {
+        self.quarantine = quarantine
         self.state = state
         self.reader = reader
         self.router = router
@@ -32,9 +35,9 @@ final class Recovery {
         }
         for (handler, inbox, files) in containers {
             for name in files where !FileNames.isHidden(name) {
-                guard case .opened(let file) = inbox.openRegular(name) else { continue }
-                defer { file.descriptor.close() }
-                let arrival = reader.arrival(of: file, named: name, in: inbox, origin: .held)
+                // A package is checked again: the agent did not see it between its runs.
+                guard case .arrival(let arrival) = reader.take(name, in: inbox, origin: .held) else { continue }
+                defer { arrival.file.descriptor.close() }
                 // A handler no longer registered cannot be the decision: its files are routed anew, and its
                 // container is left as it is.
                 if router.catalog.registration(handler) != nil,
@@ -65,10 +68,18 @@ final class Recovery {
         take(Array(delivery.name.utf8), from: inbox)
     }
 
-    /// Opens a held file and routes it again.
+    /// Opens a held file (or package, checked again) and routes it again. A directory that is no package (one a
+    /// crash left in intake/ before its delivery was recorded on it, one in unhandled/ whose type is no longer a
+    /// package type) is moved aside, with why.
     private func take(_ name: [UInt8], from directory: Directory) {
-        guard case .opened(let file) = directory.openRegular(name) else { return }
-        defer { file.descriptor.close() }
-        router.route(reader.arrival(of: file, named: name, in: directory, origin: .held))
+        switch reader.take(name, in: directory, origin: .held) {
+        case .arrival(let arrival):
+            defer { arrival.file.descriptor.close() }
+            router.route(arrival)
+        case .notADocument(.directory, let why):
+            quarantine.moveAside(name, from: directory, kind: .directory, why: why)
+        case .notADocument, .gone, .failed:
+            break
+        }
     }
 }

@@ -13,6 +13,8 @@ final class Router {
     private let typing: ArrivalTyping
     private let placement: Placement
     private let retries: MoveRetries
+    /// Judges directories by the catalog's types: swapped with it.
+    private let reader: ArrivalReader
     /// The Inbox bounds; nil when none is set (nothing is counted, no attribute written).
     var quotas: InboxQuotas? {
         get { placement.quotas }
@@ -24,7 +26,10 @@ final class Router {
          reader: ArrivalReader, dispatcher: DeliveryHandoff, catalog: HandlerCatalog) {
         self.quarantine = quarantine
         typing = ArrivalTyping(logger: logger, inspector: inspector, catalog: catalog)
-        placement = Placement(logger: logger, state: state, quarantine: quarantine, handoff: dispatcher, catalog: catalog)
+        placement = Placement(logger: logger, state: state, quarantine: quarantine, handoff: dispatcher, catalog: catalog,
+                              reader: reader)
+        self.reader = reader
+        reader.database = catalog.database
         retries = MoveRetries(loop: loop, logger: logger, state: state, quarantine: quarantine, reader: reader)
         retries.route = { [unowned self, unowned dispatcher] arrival in
             self.route(arrival)
@@ -34,6 +39,7 @@ final class Router {
     }
 
     func use(_ catalog: HandlerCatalog) {
+        reader.database = catalog.database
         typing.use(catalog)
         placement.use(catalog)
     }
@@ -57,6 +63,12 @@ final class Router {
     /// The one path of every file: bounds, lease and type, decision, then the decision carried out (or, for a file
     /// found in its handler's container, left where it lies).
     private func take(_ arrival: Arrival, lyingIn placed: (container: Container, name: String)?) -> Routed {
+        // A package its check refused goes to failed/ whole; one still being written is checked again first.
+        if case .refusedPackage(let refusal) = arrival.kind {
+            if refusal.passes { return retries.waitForWriter(arrival, refusal: refusal.reason) ? .waiting : .settled }
+            quarantine.reject(arrival, reason: refusal.reason)
+            return .settled
+        }
         if arrival.origin == .dropped, let reason = quotas?.refusal(for: arrival) {
             quarantine.reject(arrival, reason: reason)
             return .settled
@@ -102,6 +114,8 @@ final class Router {
         case .staged(let name, let error, let target):
             retries.cannotMoveOn(arrival, staged: name, error, into: target)
             return .settled
+        case .changing(let reason):
+            return retries.waitForWriter(arrival, refusal: reason) ? .waiting : .settled
         }
     }
 }

@@ -14,9 +14,10 @@ final class InboxQuotas {
         soleInbox = inboxes.count == 1 ? inboxes[0] : nil
     }
 
-    /// Why a newly dropped arrival is over a bound of its Inbox, or nil when it fits.
+    /// Why a newly dropped arrival is over a bound of its Inbox, or nil when it fits. A package counts as one file
+    /// of all its files' bytes.
     func refusal(for arrival: Arrival) -> String? {
-        quota.refusal(inbox: arrival.directory.path, uid: arrival.sourceUID, bytes: Int64(arrival.file.status.st_size))
+        quota.refusal(inbox: arrival.directory.path, uid: arrival.sourceUID, bytes: arrival.bytes)
     }
 
     /// The arrival was placed in a container as delivery `id`: it counts for its Inbox until the delivery ends.
@@ -24,7 +25,7 @@ final class InboxQuotas {
         let inbox = arrival.origin == .dropped ? arrival.directory.path
             : ExtendedAttributes(arrival.file.descriptor).readString(AgentAttribute.inbox, limit: 4096) ?? soleInbox
         guard let inbox else { return }
-        quota.charge(id, .init(inbox: inbox, uid: arrival.sourceUID, bytes: Int64(arrival.file.status.st_size)))
+        quota.charge(id, .init(inbox: inbox, uid: arrival.sourceUID, bytes: arrival.bytes))
     }
 
     /// Delivery `id` ended.

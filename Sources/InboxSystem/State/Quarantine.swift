@@ -9,22 +9,25 @@ struct Quarantine {
 
     /// A symlink, FIFO, device, socket, directory or hard link: renamed into failed/ without being opened or
     /// followed, or left where it is if even that is not possible. What is left is recorded (`LeftInPlace`) and
-    /// logged once: the rescan of the next start finds it known and says nothing again.
-    func moveAside(_ name: [UInt8], from directory: Directory, kind: EntryKind) {
+    /// logged once: the rescan of the next start finds it known and says nothing again. `why` says what a directory
+    /// lacked to be a package document.
+    func moveAside(_ name: [UInt8], from directory: Directory, kind: EntryKind, why: String? = nil) {
         let shown = directory.child(displayName(name))
         let owner = (try? directory.status(of: name))?.map { String($0.st_uid) }
         let fields: JournalFields = [("INBOX_FILE", shown), ("INBOX_FILE_KIND", kind.rawValue)]
+        let because = why.map { ": \($0)" } ?? ""
         guard let failed = state.failed else { return }
         switch directory.moveUnique(name, to: failed, preferred: "rejected-" + FileNames.sanitized(name)) {
         case .success(let newName):
             state.leftInPlace.forget(name, in: directory)
             state.kept(newName, in: .failed, file: nil)
-            logger.log(.warning, "Moved aside \(kind.rawValue) \(shown) to \(failed.child(newName))", event: .rejected,
-                       fields: fields + [("INBOX_MOVED_TO", failed.child(newName)), ("INBOX_SOURCE_UID", owner)])
+            logger.log(.warning, "Moved aside \(kind.rawValue) \(shown) to \(failed.child(newName))\(because)", event: .rejected,
+                       fields: fields + [("INBOX_MOVED_TO", failed.child(newName)), ("INBOX_SOURCE_UID", owner),
+                                         ("INBOX_REASON", why)])
         case .failure(let error):
-            let reason = error == .crossDevice
+            let reason = (why.map { $0 + "; " } ?? "") + (error == .crossDevice
                 ? "cannot move it aside: \(error) (\(directory.path) is on another mount than \(state.root.path))"
-                : "cannot move it aside: \(error)"
+                : "cannot move it aside: \(error)")
             guard state.leftInPlace.record(name, in: directory, kind: kind, reason: reason) else {
                 logger.log(.debug, "Still left in place: \(kind.rawValue) \(shown) (\(reason))",
                            fields: fields)
@@ -45,9 +48,10 @@ struct Quarantine {
             ("INBOX_SOURCE_UID", String(arrival.sourceUID))]
         guard let failed = state.failed, let staging = state.intake else { return }
         let result = arrival.directory.relocate(arrival.name, file: arrival.file, to: failed, preferred: arrival.cleanName,
-                                                via: staging, rejectsTo: failed, sidecar: arrival.agentSidecar) { file in
+                                                via: staging, rejectsTo: failed, sidecar: arrival.agentSidecar) { file, _ in
             arrival.stamp(file)
             ExtendedAttributes(file).write(AgentAttribute.failure, reason)
+            return nil
         }
         switch result {
         case .moved(let newName, let copy):
@@ -57,10 +61,34 @@ struct Quarantine {
                        fields: fields + [("INBOX_MOVED_TO", failed.child(newName))])
         case .swapped(let found, let keptAs):
             swapped(arrival, found: found, keptAs: keptAs)
+        case .failed where arrival.isPackage && arrival.directory !== staging:
+            // A package is not copied to be refused (across filesystems): it is left where it is, recorded once.
+            moveAside(arrival.name, from: arrival.directory, kind: .directory, why: reason)
         case .failed(let error), .staged(_, let error):
             logger.log(.warning, "Refused \(arrival.shown): \(reason); cannot move it to failed/: \(error)",
                        event: .rejected, fields: fields)
+        case .changed(let change, _):
+            // Not asked for (no package move): nothing is compared.
+            logger.log(.warning, "Refused \(arrival.shown): \(reason); \(change)", event: .rejected, fields: fields)
         }
+    }
+
+    /// A package the agent took into intake/ as `staged` whose tree was not the one checked by then: its sender was
+    /// still writing it (`reason`). Recorded as the arrival's and moved to failed/ whole, with its sidecar; one
+    /// `rejected` entry.
+    func refuse(staged: String, of arrival: Arrival, reason: String) {
+        guard let staging = state.intake, let failed = state.failed else { return }
+        arrival.stamp(arrival.file.descriptor)
+        ExtendedAttributes(arrival.file.descriptor).write(AgentAttribute.failure, reason)
+        var movedTo: String?
+        if case .success(let newName) = staging.moveUnique(Array(staged.utf8), to: failed, preferred: arrival.cleanName) {
+            staging.moveSidecar(of: Array(staged.utf8), to: failed, as: newName)
+            state.kept(newName, in: .failed, file: arrival.file.descriptor)
+            movedTo = failed.child(newName)
+        }
+        logger.log(.warning, "Refused \(arrival.shown): \(reason)", event: .rejected, fields: [
+            "INBOX_FILE": arrival.shown, "INBOX_DELIVERY_ID": arrival.id, "INBOX_REASON": reason,
+            "INBOX_MOVED_TO": movedTo ?? staging.child(staged), "INBOX_SOURCE_UID": String(arrival.sourceUID)])
     }
 
     /// The arrival's name led elsewhere by the time it was moved: its sender swapped it after the check. Nothing was
@@ -127,7 +155,7 @@ struct Quarantine {
         guard let inbox, let failed = state.failed else { return nil }
         let name = Array(delivery.name.utf8)
         var file: FileDescriptor?
-        if case .opened(let opened) = inbox.openRegular(name) {
+        if case .opened(let opened) = inbox.openDelivered(name, of: delivery) {
             ExtendedAttributes(opened.descriptor).write(AgentAttribute.failure, reason)
             file = opened.descriptor
         }

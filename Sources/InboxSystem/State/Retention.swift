@@ -181,15 +181,16 @@ public final class Retention {
     }
 
     /// Looks at an entry without following it: a regular file is opened (`openRegular`, which opens nothing else) to
-    /// read the agent's attributes through its descriptor; anything else is aged by its lstat change time alone.
+    /// read the agent's attributes through its descriptor, and so is a directory (a package refused or unhandled,
+    /// `openPackage`); anything else is aged by its lstat change time alone.
     private func examine(_ name: [UInt8], in directory: Directory, place: Place, now: Int64) -> Examination {
         guard let lstat = (try? directory.status(of: name)) ?? nil else { return .gone }
         var st = lstat
         var recorded: Int64?
         var delivery: (id: String, sourceUID: UInt32, name: String?)?
         var kind = EntryKind(mode: lstat.st_mode)
-        if kind == .regular {
-            switch directory.openRegular(name) {
+        if kind == .regular || kind == .directory {
+            switch kind == .regular ? directory.openRegular(name) : directory.openPackage(name) {
             case .opened(let file):
                 let attributes = ExtendedAttributes(file.descriptor)
                 recorded = attributes.readString(AgentAttribute.kept, limit: 32).flatMap(RetentionPolicy.recorded)
@@ -217,15 +218,15 @@ public final class Retention {
         }
     }
 
-    /// Removes the entry and its sidecar by name in the directory's descriptor, never following a link (a directory
-    /// moved aside goes with everything in it, `removeTree`); one `expired` entry in the journal.
+    /// Removes the entry and its sidecar by name in the directory's descriptor, never following a link (a directory,
+    /// a package or one moved aside, goes with everything in it, depth first by descriptor: `PackageTree.remove`);
+    /// one `expired` entry in the journal.
     @discardableResult
     private func remove(_ entry: Entry, from directory: Directory, place: Place) -> Bool {
         let shown = directory.child(displayName(entry.name))
         let error: Errno?
         if entry.kind == .directory {
-            directory.removeTree(entry.name)
-            error = ((try? directory.status(of: entry.name)) ?? nil) == nil ? nil : .directoryNotEmpty
+            error = PackageTree.remove(entry.name, in: directory)
         } else {
             error = directory.remove(entry.name)
         }
