@@ -127,7 +127,9 @@ struct PackageRoutingTests {
             checks += 1
             let result = PackageTree.check(root, limits: limits)
             // The check that found it still (the second) is the last before its move.
-            if checks == 2 { try? MiddleWorld.write(world.inbox + "/Report.rtfd/Pictures/late.txt", Array("late\n".utf8)) }
+            if checks == 2 {
+                try? MiddleWorld.write(world.inbox + "/Report.rtfd/Pictures/late.txt", Array("late\n".utf8))
+            }
             return result
         }
         try middle.take("Report.rtfd")
