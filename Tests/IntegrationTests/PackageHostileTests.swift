@@ -206,8 +206,9 @@ struct PackageHostileTests {
 
     /// A sender that is not root and keeps changing its package after the rename (from a working directory inside
     /// it, which follows the package wherever it is moved): refused as still being written, and nothing is
-    /// delivered. Seen changing by the check, it is checked again through the writer back-off (about 3 s) and then
-    /// refused; seen changing by the comparison in intake/ (a check that fell between two writes), at once.
+    /// delivered. Seen changing between two checks a wait apart, it is checked again through the writer back-off
+    /// (about 3 s) and then refused; seen changing by the comparison in intake/ (a write just after a check that
+    /// found it still), at once.
     @Test func aPackageThatKeepsChangingIsRefusedAfterTheBackOff() throws {
         let (world, handler) = try world()
         try world.start()
@@ -224,8 +225,8 @@ struct PackageHostileTests {
         let rejected = try world.waitForEvents("rejected", timeout: 30)
         let elapsed = Date().timeIntervalSince(dropped)
         let reason = rejected.first?[field: "INBOX_REASON"] ?? ""
-        // Seen changing by the check (its second pass), or by the comparison in intake/ if a check fell between two
-        // writes: still written by its sender either way.
+        // Seen changing by the settle checks, or by the comparison in intake/ after a write just after the check that
+        // found it still: still written by its sender either way.
         #expect(reason.contains("was still being written") || reason.contains("was still writing it"), "reason: \(reason)")
         // Never longer than the back-off (Backoff.writer: 0.1 s doubling, five retries: about 3 s) and the walks.
         #expect(elapsed < 10, "refused after \(elapsed) s")
