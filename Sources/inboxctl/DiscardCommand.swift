@@ -12,7 +12,8 @@ enum DiscardCommand: InboxctlCommand {
 
         ID is a file name in failed/ or unhandled/ (failed/NAME or unhandled/NAME when both hold
         one), or a delivery id (32 hex digits, as in the journal's INBOX_DELIVERY_ID). Only regular
-        files are removed; a link is never followed.
+        files and directories (a package document, or a directory moved aside) are removed, a
+        directory whole, depth first; a link is never followed, another mount never entered.
 
         USAGE: \(usage)
 
@@ -44,13 +45,17 @@ enum DiscardCommand: InboxctlCommand {
             let name = Array(entry.name.utf8)
             let path = entry.directory.child(entry.name)
             // lstat, then unlinkat: a name swapped for a link in between is itself removed, never what it points to.
-            guard let st = try? entry.directory.status(of: name), EntryKind(mode: st.st_mode) == .regular else {
-                Inboxctl.write("inboxctl: \(path) is not a regular file; left in place\n", to: 2)
-                failed.append(JSONText.object([("path", JSON.quote(path)), ("error", JSON.quote("not a regular file"))]))
+            let kind = (try? entry.directory.status(of: name))?.map { EntryKind(mode: $0.st_mode) }
+            guard kind == .regular || kind == .directory else {
+                Inboxctl.write("inboxctl: \(path) is not a regular file or a package; left in place\n", to: 2)
+                failed.append(JSONText.object([("path", JSON.quote(path)),
+                                               ("error", JSON.quote("not a regular file or a package"))]))
                 status = 1
                 continue
             }
-            if let error = entry.directory.remove(name) {
+            // A package (or a directory moved aside) goes whole, depth first by descriptor: nothing in it is followed,
+            // and nothing on another mount is touched.
+            if let error = kind == .directory ? PackageTree.remove(name, in: entry.directory) : entry.directory.remove(name) {
                 Inboxctl.write("inboxctl: cannot remove \(path): \(error)\n", to: 2)
                 failed.append(JSONText.object([("path", JSON.quote(path)), ("error", JSON.quote(error.description))]))
                 status = 1

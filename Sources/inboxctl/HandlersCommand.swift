@@ -17,6 +17,7 @@ enum HandlersCommand: InboxctlCommand {
         defaults.conf prefers them; the chosen one is marked with '*' and the reason. A FILE in an Inbox
         bound to a handler ([Inbox] Handler= in inboxd.conf) has that handler only, if it opens it.
         With --type, the document types that claim files of the type by name are listed after.
+        A FILE that is a directory is taken as a package document, typed as 'inboxctl info' does.
 
         USAGE: \(usage)
 

@@ -35,7 +35,7 @@ struct HeldFiles {
         self.hint = hint
     }
 
-    /// Visible regular entries, sorted (names that are not UTF-8 are skipped: they cannot be typed anyway).
+    /// Visible entries (files, package documents and what was moved aside), sorted (names that are not UTF-8 are skipped: they cannot be typed anyway).
     func entries(in directory: Directory?) -> [Entry] {
         guard let directory, let names = try? directory.entries() else { return [] }
         return names.filter { !FileNames.isHidden($0) }.compactMap { String(validating: $0, as: UTF8.self) }.sorted()
@@ -51,6 +51,8 @@ struct HeldFiles {
             places = [directory].compactMap { $0 }
             name = String(id.dropFirst(prefix.count))
         }
+        // A package's name as listed (NAME/) or completed by a shell names the package.
+        while name.count > 1, name.hasSuffix("/") { name.removeLast() }
         if !name.isEmpty, !name.contains("/"), !name.hasPrefix(".") {
             let byName = places.filter { (try? $0.status(of: Array(name.utf8))) != nil }
             if byName.count == 1 { return [Entry(directory: byName[0], name: name)] }
@@ -63,7 +65,7 @@ struct HeldFiles {
         if AgentAttribute.validDeliveryID(id.lowercased()) != nil {
             let wanted = id.lowercased()
             let matches = places.flatMap { entries(in: $0) }.filter { entry in
-                guard case .opened(let file) = entry.directory.openRegular(Array(entry.name.utf8)) else { return false }
+                guard case .opened(let file) = entry.directory.openHeld(Array(entry.name.utf8)) else { return false }
                 defer { file.descriptor.close() }
                 return AgentAttribute.delivery(ExtendedAttributes(file.descriptor))?.id == wanted
             }
@@ -85,5 +87,27 @@ struct HeldFiles {
         }
         Inboxctl.write(message + hint, to: 2)
         return nil
+    }
+}
+
+extension Directory {
+    /// Opens a held entry by descriptor, never following it: a regular file with one link (`openRegular`), or a
+    /// directory (`openPackage`: a package document the agent holds whole, or a directory it moved aside).
+    func openHeld(_ name: [UInt8]) -> SafeOpenResult {
+        let result = openRegular(name)
+        if case .refused(.directory) = result { return openPackage(name) }
+        return result
+    }
+}
+
+extension OpenedFile {
+    var isDirectory: Bool { EntryKind(mode: status.st_mode) == .directory }
+
+    /// A directory the agent holds as a package document: it took it (its delivery record) or refused it as one (its
+    /// failure record). A directory that is no package the agent moves aside unopened, with neither.
+    var isPackage: Bool {
+        guard isDirectory else { return false }
+        let attributes = ExtendedAttributes(descriptor)
+        return AgentAttribute.delivery(attributes) != nil || attributes.readString(AgentAttribute.failure, limit: 4096) != nil
     }
 }

@@ -14,13 +14,15 @@ enum InfoCommand: InboxctlCommand {
         decided the type (attribute, extension, content or fallback, as INBOX_TYPE_SOURCE in the
         journal), what its content was sniffed as and any mismatch, the icons of the document type that
         matched, and the candidate handlers, best first, the chosen one marked with the reason (a
-        name pattern, or the Inbox's binding when the file lies in a bound Inbox). The exit
-        status is 1 when a file could not be read; the others are still shown.
+        name pattern, or the Inbox's binding when the file lies in a bound Inbox). A FILE that is a
+        directory is a package document (an .rtfd, a .pages package, a .bundle): typed by its
+        extension and its format's marker, with its entries and bytes, and what the agent would
+        refuse in it. The exit status is 1 when a file could not be read; the others are still shown.
 
         USAGE: \(usage)
 
         ARGUMENTS:
-          <FILE>                  A file to inspect (it is opened read-only and never moved)
+          <FILE>                  A file or package to inspect (opened read-only, never moved)
 
         OPTIONS:
           --json                  Print one JSON document (an array, one object per file)
@@ -74,6 +76,7 @@ enum InfoCommand: InboxctlCommand {
             ("Content", report.sniffed.map { mime in mime + (type.contentIdentifier.map { " (\($0))" } ?? "") }
                 ?? report.sniffNote ?? "not sniffed"),
         ]
+        if let package = report.package { rows.append(("Package", packageText(package))) }
         if let mismatch = type.mismatch { rows.append(("Mismatch", mismatchText(mismatch))) }
         for note in type.diagnostics + (report.refusal.map { [$0] } ?? []) { rows.append(("Note", note)) }
         if let binding = inspection.subject(of: report).binding {
@@ -87,6 +90,12 @@ enum InfoCommand: InboxctlCommand {
         var text = rows.map { ($0.0 + ":").padding(to: 14) + $0.1 + "\n" }.joined()
         text += "Handlers:\n" + HandlersCommand.candidatesText(selection, inspection)
         return text
+    }
+
+    /// "a directory of 3 entries, 1234 bytes", or without the counts when it could not be walked.
+    static func packageText(_ package: PackageSummary) -> String {
+        guard let entries = package.entries, let bytes = package.bytes else { return "a directory (not walked in full)" }
+        return "a directory of \(entries) entr\(entries == 1 ? "y" : "ies"), \(bytes) bytes"
     }
 
     static func mismatchText(_ mismatch: ResolvedType.Mismatch) -> String {
@@ -117,6 +126,10 @@ enum InfoCommand: InboxctlCommand {
             ("sniffedMIMEType", report.sniffed.map(JSON.quote) ?? "null"),
             ("sniffedType", type.contentIdentifier.map(JSON.quote) ?? "null"),
             ("mismatch", mismatch ?? "null"),
+            ("package", report.package.map { package in
+                JSONText.object([("entries", package.entries.map { String($0) } ?? "null"),
+                                 ("bytes", package.bytes.map { String($0) } ?? "null")])
+            } ?? "null"),
             ("notes", JSONText.array(type.diagnostics + [report.sniffNote, report.refusal].compactMap { $0 })),
             ("binding", HandlersCommand.bindingJSON(inspection.subject(of: report).binding)),
             ("icons", "[" + icons.joined(separator: ",") + "]"),

@@ -15,6 +15,15 @@ struct FileReport {
     let refusal: String?
     /// The drop Inbox whose binding the file is under: the one it lies in, or the one the agent recorded on it.
     var inbox: String?
+    /// For a package document (a directory), its entries and bytes as checked; nil for a file.
+    var package: PackageSummary? = nil
+}
+
+/// A package document as `info` shows it: how many entries below its directory and how many bytes in its files, when
+/// it could be walked (`PackageTree.check`).
+struct PackageSummary {
+    let entries: Int?
+    let bytes: Int64?
 }
 
 /// Why a file could not be inspected.
@@ -28,7 +37,7 @@ struct InspectionError: Error, CustomStringConvertible {
 final class Inspection {
     let settings: AgentSettings
     let catalog: HandlerCatalog
-    private let inspector: TypeInspector
+    let inspector: TypeInspector
 
     /// nil (after saying why) when libmagic cannot be loaded: the agent would refuse to start. `identities` as the
     /// agent would resolve them, for a command that runs handlers.
@@ -85,6 +94,9 @@ final class Inspection {
         defer { file.close() }
         let st: FileStatus
         do { st = try file.status() } catch { return .failure(InspectionError("cannot stat: \(error)")) }
+        if EntryKind(mode: st.st_mode) == .directory {
+            return inspectPackage(file, status: st, path: path, readingAttribute: readingAttribute)
+        }
         guard EntryKind(mode: st.st_mode) == .regular else { return .failure(InspectionError("not a regular file")) }
 
         let name = lastPathComponent(path)

@@ -15,7 +15,9 @@ enum ListCommand: InboxctlCommand {
         INBOX_DELIVERY_ID) and why it is there: the agent's failure record for failed/, the type
         no handler takes for unhandled/. Then the command that sends a file again (inboxctl
         retry, with the options given here). Files in unhandled/ are also dispatched by
-        themselves once a registration for their type appears.
+        themselves once a registration for their type appears. A package document (a directory
+        held whole) is listed as NAME/, its reason starting with 'package', its entries and its
+        bytes; a directory that is no package, moved aside, as NAME/ with no command to send it.
 
         With --mine, the files you sent, as the agent tells each sender of their own (and no one
         else): one line per file with its state (queued, waiting for a retry, running, done,
@@ -66,7 +68,16 @@ enum ListCommand: InboxctlCommand {
         let ageSeconds: Int64
         let deliveryID: String?
         let reason: String
-        let retry: String
+        /// nil for a directory that is no package: moved aside, never sent again.
+        let retry: String?
+        var kind = Kind.file
+        /// A package's entries and bytes, when it could be walked.
+        var package: PackageSummary?
+
+        enum Kind { case file, package, directory }
+
+        /// The name as listed: a directory's with a trailing '/'.
+        var shownName: String { kind == .file ? name : name + "/" }
     }
 
     static func run(_ parsed: ParsedOptions) -> CInt {
@@ -91,7 +102,7 @@ enum ListCommand: InboxctlCommand {
         let now = WallClock.now
         let suffix = agentArguments(parsed)
         let items = entries.map { entry in
-            item(entry, which: which, inspection: inspection, now: now, retrySuffix: suffix)
+            item(entry, which: which, inspection: inspection, now: now, retrySuffix: suffix, limits: settings.packageLimits)
         }
         // What could not even be moved aside into failed/ is still where it was dropped: listed with failed/.
         let left = which == "failed" ? state.map { LeftInPlace.read(from: $0.root) } ?? [] : []
@@ -128,11 +139,21 @@ enum ListCommand: InboxctlCommand {
     }
 
     static func item(_ entry: HeldFiles.Entry, which: String, inspection: Inspection?, now: Int64,
-                     retrySuffix: String) -> Item {
+                     retrySuffix: String, limits: PackageLimits) -> Item {
         let path = entry.directory.child(entry.name)
         var age: Int64 = 0, id: String?, recorded: String?, chosen: String?
-        if case .opened(let file) = entry.directory.openRegular(Array(entry.name.utf8)) {
+        var kind = Item.Kind.file, package: PackageSummary?
+        if case .opened(let file) = entry.directory.openHeld(Array(entry.name.utf8)) {
             defer { file.descriptor.close() }
+            if file.isPackage {
+                kind = .package
+                // Its size is its files' bytes together, as the agent's bounds count them.
+                if case .success(let manifest) = PackageTree.check(file.descriptor, limits: limits) {
+                    package = PackageSummary(entries: manifest.entryCount, bytes: manifest.totalBytes)
+                }
+            } else if file.isDirectory {
+                kind = .directory
+            }
             // The change time: set when the file was moved here (rename) and its failure recorded.
             age = max(0, (now / 1_000_000) - Int64(file.status.st_ctim.tv_sec))
             let attributes = ExtendedAttributes(file.descriptor)
@@ -141,7 +162,10 @@ enum ListCommand: InboxctlCommand {
             chosen = attributes.readString(SenderAttribute.handler, limit: MetadataLimits.sourceAppBytes)
         }
         var reason = recorded ?? (which == "failed" ? "no failure recorded" : "no handler for its type")
-        if which == "unhandled", recorded == nil, let inspection {
+        if kind == .directory {
+            reason = "a directory that is no package document, moved aside (inboxctl discard removes it)"
+        }
+        if which == "unhandled", recorded == nil, kind != .directory, let inspection {
             // A sender's choice of a handler not registered (yet) waits for that handler, whatever the type.
             if let chosen, inspection.catalog.registration(chosen) == nil {
                 reason = "no handler \(chosen) (its sender's choice) is registered"
@@ -149,8 +173,15 @@ enum ListCommand: InboxctlCommand {
                 reason = "no handler for \(report.resolved.identifier)"
             }
         }
-        let retry = "inboxctl retry " + LogCommand.quoted(which + "/" + entry.name) + retrySuffix
-        return Item(name: entry.name, path: path, ageSeconds: age, deliveryID: id, reason: reason, retry: retry)
+        if kind == .package {
+            reason = "package" + (package.map { summary in
+                let entries = summary.entries ?? 0
+                return ", \(entries) entr\(entries == 1 ? "y" : "ies"), \(summary.bytes ?? 0) bytes"
+            } ?? "") + ": " + reason
+        }
+        let retry = kind == .directory ? nil : "inboxctl retry " + LogCommand.quoted(which + "/" + entry.name) + retrySuffix
+        return Item(name: entry.name, path: path, ageSeconds: age, deliveryID: id, reason: reason, retry: retry, kind: kind,
+                    package: package)
     }
 
     /// `--mine`: this user's files, live ones first, then outcomes, the latest first.
@@ -167,7 +198,7 @@ enum ListCommand: InboxctlCommand {
         }
         let now = WallClock.now
         let rows = view.files.map { file in
-            [file.name, file.state.phrase, SenderView.since(file, now: now), file.handler ?? "-",
+            [SenderView.shownName(file), file.state.phrase, SenderView.since(file, now: now), file.handler ?? "-",
              file.deliveryID.isEmpty ? "-" : file.deliveryID, SenderView.reason(file, now: now)]
         }
         var text = "Your files (\(SenderView.whose(resolved))): \(view.files.count + view.moreLive)\n"
@@ -187,7 +218,7 @@ enum ListCommand: InboxctlCommand {
 
     static func render(which: String, directory: String, items: [Item]) -> String {
         guard !items.isEmpty else { return "\(which)/ (\(directory)) is empty\n" }
-        let rows = items.map { [$0.name, age($0.ageSeconds), $0.deliveryID ?? "-", $0.reason] }
+        let rows = items.map { [$0.shownName, age($0.ageSeconds), $0.deliveryID ?? "-", $0.reason] }
         let header = ["NAME", "AGE", "DELIVERY", "REASON"]
         let widths = (0..<3).map { column in ([header] + rows).map { $0[column].count }.max() ?? 0 }
         let line = { (row: [String]) in
@@ -195,7 +226,8 @@ enum ListCommand: InboxctlCommand {
         }
         var text = "\(which)/ (\(directory)): \(items.count) file\(items.count == 1 ? "" : "s")\n"
         text += line(header) + rows.map(line).joined()
-        text += "\nTo send one again:\n" + items.map { "  \($0.retry)\n" }.joined()
+        let retries = items.compactMap(\.retry)
+        if !retries.isEmpty { text += "\nTo send one again:\n" + retries.map { "  \($0)\n" }.joined() }
         if which == "unhandled" {
             text += "(A file in unhandled/ is also dispatched by itself once a registration for its type appears.)\n"
         }
@@ -206,11 +238,19 @@ enum ListCommand: InboxctlCommand {
         JSONText.object([
             ("list", JSON.quote(which)), ("directory", JSON.quote(directory)),
             ("files", "[" + items.map { item in
-                JSONText.object([
+                var pairs = [
                     ("name", JSON.quote(item.name)), ("path", JSON.quote(item.path)), ("ageSec", String(item.ageSeconds)),
                     ("deliveryID", item.deliveryID.map(JSON.quote) ?? "null"), ("reason", JSON.quote(item.reason)),
-                    ("retry", JSON.quote(item.retry)),
-                ])
+                    ("retry", item.retry.map(JSON.quote) ?? "null"),
+                ]
+                switch item.kind {
+                case .file: break
+                case .package:
+                    pairs += [("package", "true"), ("entries", item.package?.entries.map { String($0) } ?? "null"),
+                              ("bytes", item.package?.bytes.map { String($0) } ?? "null")]
+                case .directory: pairs += [("package", "false"), ("directory", "true")]
+                }
+                return JSONText.object(pairs)
             }.joined(separator: ",") + "]"),
         ])
     }

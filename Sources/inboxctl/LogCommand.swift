@@ -50,7 +50,10 @@ enum LogCommand: InboxctlCommand {
     }
 
     static func run(_ parsed: ParsedOptions) -> CInt {
-        let handler = parsed.value("--handler"), file = parsed.value("--file"), delivery = parsed.value("--delivery")
+        let handler = parsed.value("--handler"), delivery = parsed.value("--delivery")
+        // A package document's name as a shell completes it ("Report.rtfd/"): the journal names it without the '/'.
+        var file = parsed.value("--file")
+        while let name = file, name.count > 1, name.hasSuffix("/") { file = String(name.dropLast()) }
         let lines = parsed.value("--lines")
         var command = ["journalctl"]
         if parsed.flag("--follow") { command.append("-f") }

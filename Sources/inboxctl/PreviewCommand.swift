@@ -92,6 +92,11 @@ enum PreviewCommand: InboxctlCommand {
             Inboxctl.write("inboxctl: \(file): \(error)\n", to: 2)
             return false
         }
+        // A viewer is sandboxed to read one file; a package's tree is a delivery's (inboxctl send), not a preview's.
+        guard report.package == nil else {
+            Inboxctl.write("inboxctl: \(file): is a package document (a directory); preview shows single files\n", to: 2)
+            return false
+        }
         let type = report.resolved.identifier
         // A preview is no delivery: the file's name takes part, the binding of an Inbox it may lie in does not.
         let subject = Routing.Subject(type: type, name: inspection.subject(of: report).name)

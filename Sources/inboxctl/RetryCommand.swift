@@ -16,7 +16,8 @@ enum RetryCommand: InboxctlCommand {
         id. ID is a file name in failed/ or unhandled/ (failed/NAME or unhandled/NAME when both
         hold one), or a delivery id (32 hex digits, as in the journal's INBOX_DELIVERY_ID).
         --all retries everything in failed/; unhandled/ is left alone, as the agent dispatches
-        it by itself once a registration for its type appears.
+        it by itself once a registration for its type appears. A package document (a directory)
+        goes back whole, the same way.
 
         USAGE: \(usage)
 
@@ -74,7 +75,7 @@ enum RetryCommand: InboxctlCommand {
                 if bound[path] == nil { bound[path] = settings.openDropInbox(path) }
                 into = bound[path] ?? target
             }
-            switch retry(entry, into: into) {
+            switch retry(entry, into: into, limits: settings.packageLimits) {
             case .success(let path):
                 if !json { Inboxctl.write("\(from) -> \(path)\n", to: 1) }
                 retried.append(JSONText.object([("from", JSON.quote(from)), ("to", JSON.quote(path))]))
@@ -94,7 +95,7 @@ enum RetryCommand: InboxctlCommand {
     /// The bound Inbox the agent recorded on the file (`AgentAttribute.inbox`), if it is still one of the configured
     /// bound Inboxes.
     static func recordedBoundInbox(_ entry: HeldFiles.Entry, _ settings: AgentSettings) -> String? {
-        guard !settings.bindings.isEmpty, case .opened(let file) = entry.directory.openRegular(Array(entry.name.utf8)) else {
+        guard !settings.bindings.isEmpty, case .opened(let file) = entry.directory.openHeld(Array(entry.name.utf8)) else {
             return nil
         }
         defer { file.descriptor.close() }
@@ -129,10 +130,10 @@ enum RetryCommand: InboxctlCommand {
 
     /// Clears the agent's failure record, gives the file back to its sender, and moves it into the Inbox:
     /// first to a hidden name, then into place.
-    static func retry(_ entry: HeldFiles.Entry, into inbox: Directory) -> Result<String, SystemError> {
+    static func retry(_ entry: HeldFiles.Entry, into inbox: Directory, limits: PackageLimits) -> Result<String, SystemError> {
         let name = Array(entry.name.utf8)
         let file: OpenedFile
-        switch entry.directory.openRegular(name) {
+        switch entry.directory.openHeld(name) {
         case .opened(let opened): file = opened
         case .gone: return .failure(SystemError("open", path: entry.directory.child(entry.name), errno: .noSuchFile))
         case .refused(let kind):
@@ -141,6 +142,7 @@ enum RetryCommand: InboxctlCommand {
         case .failed(let error): return .failure(error)
         }
         defer { file.descriptor.close() }
+        if file.isDirectory { return retryPackage(entry, file, into: inbox, limits: limits) }
         let attributes = ExtendedAttributes(file.descriptor)
         // The agent strips its own attributes from a new arrival anyway; removing these here means a file that
         // sits in the Inbox before the agent runs again carries no stale failure.
@@ -171,6 +173,63 @@ enum RetryCommand: InboxctlCommand {
             return .success(inbox.child(placed))
         case .failure(let error):
             return .failure(SystemError("renameat2", path: inbox.child(moved), errno: error))
+        }
+    }
+
+    /// A package document back into the Inbox, as a file goes: its failure record cleared, given back to its sender,
+    /// renamed to a hidden name there and then into place, its sidecar with it. On another filesystem it is copied
+    /// (`PackageTree.copy`, synced), then the very tree that was copied is removed. A directory that is no package
+    /// stays: the agent would only move it aside again.
+    static func retryPackage(_ entry: HeldFiles.Entry, _ package: OpenedFile, into inbox: Directory,
+                             limits: PackageLimits) -> Result<String, SystemError> {
+        let name = Array(entry.name.utf8), path = entry.directory.child(entry.name)
+        guard package.isPackage else {
+            return .failure(SystemError("retry (a directory that is no package document: the agent moved it aside "
+                                        + "and would again; inboxctl discard removes it)", path: path, errno: .isDirectory))
+        }
+        let attributes = ExtendedAttributes(package.descriptor)
+        for key in [AgentAttribute.failure, AgentAttribute.attempts, AgentAttribute.started] { attributes.remove(key) }
+        if CurrentProcess.effectiveUserID == 0, let uid = AgentAttribute.delivery(attributes)?.sourceUID,
+           uid != package.status.st_uid {
+            // Every entry becomes the sender's again (their own document, private to them), through the descriptors of
+            // the very entries checked; a tree that no longer passes the check keeps its entries as they are, and only
+            // its directory, which names its sender to the agent, is given back.
+            if case .success(let manifest) = PackageTree.check(package.descriptor, limits: limits) {
+                _ = PackageTree.handOver(package.descriptor, manifest: manifest, owner: uid, group: nil,
+                                         fileMode: 0o600, directoryMode: 0o700)
+            } else {
+                try? package.descriptor.chown(uid: uid, gid: .max)
+            }
+        }
+        var sidecar: [UInt8]?
+        if case .read(let bytes) = entry.directory.readSidecar(of: name, owner: package.status.st_uid) { sidecar = bytes }
+        let hidden = Array((".inboxctl-retry-" + SendCommand.randomHex(12)).utf8)
+        switch entry.directory.move(name, to: inbox, as: hidden) {
+        case nil:
+            break
+        case .crossDevice?:
+            switch PackageTree.copy(package.descriptor, into: inbox, as: hidden, limits: limits) {
+            case .success:
+                if let error = PackageTree.remove(name, in: entry.directory) {
+                    _ = PackageTree.remove(hidden, in: inbox)
+                    return .failure(SystemError("remove", path: path, errno: error))
+                }
+            case .failure(.refused(let refusal)):
+                _ = PackageTree.remove(hidden, in: inbox)
+                return .failure(SystemError("copy (the package \(refusal.reason))", path: path, errno: .crossDevice))
+            case .failure(.failed(let error)):
+                _ = PackageTree.remove(hidden, in: inbox)
+                return .failure(error)
+            }
+        case let error?:
+            return .failure(SystemError("renameat2", path: path, errno: error))
+        }
+        switch inbox.publish(hidden, preferred: FileNames.sanitized(name), sidecar: sidecar) {
+        case .success(let placed):
+            entry.directory.removeSidecar(of: name)
+            return .success(inbox.child(placed))
+        case .failure(let error):
+            return .failure(SystemError("renameat2", path: inbox.child(displayName(hidden)), errno: error))
         }
     }
 }

@@ -19,10 +19,19 @@ enum SendCommand: InboxctlCommand {
         path in the Inbox. '-' reads the data from stdin; with --type and no --name it is named
         TYPE-XXXXXXXXXXXX.EXT from the type's last identifier component and preferred extension.
 
+        A FILE that is a directory is sent whole, as one package document (an .rtfd, a .pages
+        package, a .bundle): its name must end in a package type's extension, or --type names a
+        package type and the name takes its extension. Its entries are copied to a hidden directory
+        in the Inbox without following anything in it, its metadata set on that directory, synced,
+        and renamed into place. What the agent would refuse in a package (a symbolic link, a hard
+        link, a FIFO, socket or device, a mount point, more levels, entries or bytes than
+        MaxPackageDepth=, MaxPackageEntries= and MaxPackageSize= allow) is refused here, with the
+        entry that is why, and nothing is left in the Inbox.
+
         USAGE: \(usage)
 
         ARGUMENTS:
-          <FILE>                  A file to send, or '-' for stdin
+          <FILE>                  A file or package directory to send, or '-' for stdin
 
         OPTIONS:
           --inbox DIR             The drop Inbox (default: the agent's first Inbox)
@@ -86,6 +95,7 @@ enum SendCommand: InboxctlCommand {
                         hint: String = "", admit: (String) -> Bool = { _ in true }) -> CInt {
         guard let directory = settings.openDropInbox(inbox, hint: hint) else { return 1 }
         Interruption.catchSignals()
+        let packages = PackageSend(settings: settings)
         var status: CInt = 0
         var sent: [String] = [], failed: [String] = []
         for file in files {
@@ -95,10 +105,15 @@ enum SendCommand: InboxctlCommand {
                 failed.append(JSONText.object([("file", JSON.quote(file)), ("error", JSON.quote("refused"))]))
                 continue
             }
-            switch send(file, request: request, into: directory) {
-            case .success(let path):
-                if !json { Inboxctl.write(path + "\n", to: 1) }
-                sent.append(JSONText.object([("file", JSON.quote(file)), ("path", JSON.quote(path))]))
+            switch send(file, request: request, into: directory, packages: packages) {
+            case .success(let placed):
+                if !json { Inboxctl.write(placed.path + "\n", to: 1) }
+                var pairs = [("file", JSON.quote(file)), ("path", JSON.quote(placed.path))]
+                if let manifest = placed.package {
+                    pairs += [("package", "true"), ("entries", String(manifest.entryCount)),
+                              ("bytes", String(manifest.totalBytes))]
+                }
+                sent.append(JSONText.object(pairs))
             case .failure(let failure):
                 Inboxctl.write("inboxctl: cannot send \(file == "-" ? "stdin" : file): \(failure.message)\n", to: 2)
                 failed.append(JSONText.object([("file", JSON.quote(file)), ("error", JSON.quote(failure.message))]))
@@ -168,8 +183,15 @@ enum SendCommand: InboxctlCommand {
 
     struct Failure: Error { let message: String }
 
-    /// Sends one file; returns its path in the Inbox. On any failure the hidden temporary is removed.
-    static func send(_ file: String, request: Request, into inbox: Directory) -> Result<String, Failure> {
+    /// What was sent: its path in the Inbox, and for a package document the manifest of the copy.
+    struct Sent {
+        let path: String
+        var package: PackageManifest? = nil
+    }
+
+    /// Sends one file (a directory as a package document, `PackageSend`); returns its path in the Inbox. On any failure
+    /// the hidden temporary is removed.
+    static func send(_ file: String, request: Request, into inbox: Directory, packages: PackageSend) -> Result<Sent, Failure> {
         let name: String
         if let given = request.name {
             name = given
@@ -193,6 +215,11 @@ enum SendCommand: InboxctlCommand {
             }
         }
         defer { if source != .standardInput { source.close() } }
+        // A directory is one document or nothing: opened like a file (the path as given, as cp(1) takes it), then
+        // copied entry by entry without following anything inside.
+        if source != .standardInput, let st = try? source.status(), EntryKind(mode: st.st_mode) == .directory {
+            return packages.send(source, name: name, request: request, into: inbox)
+        }
 
         let temporary = ".inboxctl-send-" + randomHex(12)
         let output: FileDescriptor
@@ -202,7 +229,7 @@ enum SendCommand: InboxctlCommand {
         } catch {
             return .failure(Failure(message: "cannot create \(inbox.child(temporary)): \(error)"))
         }
-        func fail(_ message: String) -> Result<String, Failure> {
+        func fail(_ message: String) -> Result<Sent, Failure> {
             output.close()
             inbox.remove(Array(temporary.utf8))
             return .failure(Failure(message: message))
@@ -225,7 +252,7 @@ enum SendCommand: InboxctlCommand {
         case .success(let placed):
             // Only a user who may list the Inbox can sync it; for the others the rename is atomic, not yet durable.
             inbox.syncEntries()
-            return .success(inbox.child(placed))
+            return .success(Sent(path: inbox.child(placed)))
         case .failure(let error):
             inbox.remove(Array(temporary.utf8))
             return .failure(Failure(message: "cannot put it in place: \(error)"))

@@ -51,7 +51,7 @@ enum SenderView {
 
     /// One file, as `inboxctl status FILE|ID` shows it.
     static func detail(_ file: SenderStatus.File, now: Int64) -> String {
-        var lines = ["\(file.name): \(file.state.phrase)"]
+        var lines = ["\(shownName(file)): \(file.state.phrase)" + (file.isPackage ? " (package)" : "")]
         func field(_ name: String, _ value: String) { lines.append("  " + (name + ":").padding(to: 15) + value) }
         if !file.deliveryID.isEmpty { field("Delivery", file.deliveryID) }
         if let handler = file.handler { field("Handler", handler) }
@@ -71,4 +71,7 @@ enum SenderView {
         // The agent's own document, with the instance it came from first.
         return "{\"instance\":\(JSON.quote(instance.rawValue))," + text.dropFirst()
     }
+
+    /// A file's name as listed: a package document's with a trailing '/'.
+    static func shownName(_ file: SenderStatus.File) -> String { file.isPackage ? file.name + "/" : file.name }
 }

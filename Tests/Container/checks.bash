@@ -167,7 +167,7 @@ check_registrations() {
     local examples
     inside install -d -m 0755 /usr/local/libexec/inboxd-tests
     local program
-    for program in probe slow failing photos; do
+    for program in probe slow failing photos rtfd; do
         inside install -m 0755 "/srv/inboxd-tests/bin/$program" /usr/local/libexec/inboxd-tests/ || return 1
     done
     examples=$(inside dpkg --listfiles inboxd | grep -E '/examples/handlers\.d/[^/]+\.(handler|plist)$') || {
@@ -183,7 +183,7 @@ check_registrations() {
         sh $examples || return 1
     wait_for 30 "the agent to load the new registrations" loaded "$after" com.example.image-viewer \
         com.example.profile-viewer com.example.profile-editor test.inboxd.probe test.inboxd.slow \
-        test.inboxd.failing || {
+        test.inboxd.failing test.inboxd.rtfd || {
         last_loaded "$after" | grep -E '^(MESSAGE|INBOX_HANDLERS|INBOX_REJECTED)='
         unit_log "$after" --output=cat
         # Seen once: the agent removes and adds its handlers.d watch on every reload, and
@@ -271,6 +271,52 @@ probe inbox-copy: denied (Permission denied)
 probe read: allowed
 probe uid: 0
 EXPECTED
+    return "$ok"
+}
+
+# A package document as the README says: an RTFD an ordinary user copies under a hidden name
+# into the shared Inbox and renames in whole reaches its handler (root, under the unit and
+# Landlock) as one directory, with INBOX_PACKAGE=1; the handler may read it and copy it into
+# its Documents, but not write, create or rename anything inside it; after exit 0 nothing of
+# it is left in the container or the spool.
+package_gone() { [[ -z $(inside find /var/lib/inboxd/containers/test.inboxd.rtfd/Inbox -mindepth 1) ]]; }
+check_package_delivery() {
+    local after out ok=0 want
+    after=$(cursor)
+    as sender sh -c 'cd && rm -rf Report.rtfd && mkdir Report.rtfd &&
+        printf "%s\n" "{\\rtf1\\ansi A report with a picture}" >Report.rtfd/TXT.rtf &&
+        cp /srv/inboxd-tests/files/rgb.png Report.rtfd/image.png &&
+        cp -r Report.rtfd "$1/.Report.rtfd" && mv "$1/.Report.rtfd" "$1/Report.rtfd"' sh "$spool" || return 1
+    wait_for 30 "the package handler's report" logged "$after" 'rtfd keep:' || {
+        unit_log "$after" --output=cat | tail -n 20 | sed 's/^/    /'
+        return 1
+    }
+    wait_for 30 "the finished entry" entry "$after" INBOX_EVENT=finished INBOX_HANDLER=test.inboxd.rtfd || return 1
+    out=$(unit_log "$after" --output=cat --grep='^rtfd ')
+    printf '%s\n' "$out" | sed 's/^/    /'
+    while IFS= read -r want; do
+        grep -qxF "$want" <<<"$out" || {
+            echo "    expected: $want"
+            ok=1
+        }
+    done <<'EXPECTED'
+rtfd package: 1 Report.rtfd com.apple.rtfd
+rtfd entries: ./TXT.rtf ./image.png
+rtfd read: allowed
+rtfd write: denied (Permission denied)
+rtfd create: denied (Permission denied)
+rtfd rename: denied (Permission denied)
+rtfd keep: done
+EXPECTED
+    inside test -f /var/lib/inboxd/containers/test.inboxd.rtfd/Documents/Report.rtfd/TXT.rtf || {
+        echo "    no copy in the handler's Documents"
+        ok=1
+    }
+    wait_for 30 "the package removed from its container Inbox" package_gone || ok=1
+    [[ -z $(inside find "$spool" -mindepth 1) ]] || {
+        echo "    left in the drop Inbox: $(inside find "$spool" -mindepth 1 | paste -sd' ')"
+        ok=1
+    }
     return "$ok"
 }
 
@@ -941,6 +987,7 @@ run_checks() {
     check "a symlink, a hard link and a FIFO are moved aside to failed/" check_moved_aside || true
     check "the examples work as installed (Swift resident checksum)" check_examples_installed || true
     check "a root handler is confined by the unit and by Landlock" check_handler_sandbox || true
+    check "an RTFD renamed in whole reaches its handler, read-only inside" check_package_delivery || true
     check "systemctl reload: re-read in place, running again" check_reload || true
     check "Restart=on-failure: SIGKILL, restarted" check_restart_after_kill || true
     check "watchdog: a stopped (SIGSTOP) agent is restarted" check_watchdog || true

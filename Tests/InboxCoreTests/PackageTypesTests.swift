@@ -220,6 +220,11 @@ struct PackageTypesTests {
                                                   in: Self.database)
         #expect(resolved.diagnostics == ["com.apple.iwork.pages.pages needs Index/, Index.zip, index.xml or "
             + "index.xml.gz at its top level, which this package lacks: typed com.apple.package"])
+        let both = TypeResolver.decidePackage(name: "Report.rtfd", explicit: "public.png", topLevel: [("a.png", false)],
+                                              in: Self.database)
+        #expect(both.diagnostics == [
+            "com.apple.rtfd needs TXT.rtf at its top level, which this package lacks: typed com.apple.package",
+            "content-type attribute 'public.png' is not a package type; typed com.apple.package"])
         let unknown = TypeResolver.decidePackage(name: "Report.rtfd", explicit: "com.example.nothing",
                                                  topLevel: [("TXT.rtf", false)], in: Self.database)
         #expect(unknown.diagnostics == ["content-type attribute 'com.example.nothing' is not a known type; "

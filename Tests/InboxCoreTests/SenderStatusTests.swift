@@ -20,6 +20,17 @@ struct SenderStatusTests {
         #expect(try SenderStatus.parse(Array(text.utf8)).get() == view)
     }
 
+    /// A package document is marked in the file (and only then: a file's entry is as before), and read back marked.
+    @Test func aPackageIsMarkedAndReadBack() throws {
+        var package = Self.file(String(repeating: "a", count: 32), "Report.rtfd", .failed, reason: "why")
+        package.isPackage = true
+        let plain = Self.file(String(repeating: "b", count: 32), "note.txt", .done, reason: nil)
+        let text = SenderStatus(uid: 1000, files: [package, plain]).json()
+        #expect(text.components(separatedBy: #""package":true"#).count == 2)
+        #expect(text.contains(#""nextAttemptUSec":null,"package":true}"#))
+        #expect(try SenderStatus.parse(Array(text.utf8)).get().files.map(\.isPackage) == [true, false])
+    }
+
     @Test(arguments: [
         (#"{"uid":7,"files":[{"state":"lost","name":"a"},{"state":"done","name":"b"}]}"#, 7, ["b"]),
         (#"{"files":"no"}"#, 0, []),

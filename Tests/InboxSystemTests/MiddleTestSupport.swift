@@ -166,10 +166,19 @@ final class Middle {
 
     /// Runs the event loop until no file waits for a retry of its move.
     func settle() throws {
+        try take(inTurn: [])
+    }
+
+    /// Takes each name once no file waits for a retry any more (a dropped package waits for its settle check), in
+    /// one run of the event loop (a loop that ended cannot run again), until none waits.
+    func take(inTurn names: [String]) throws {
+        var names = names[...]
+        while router.waitingCount == 0, let name = names.popFirst() { try take(name, settling: false) }
         guard router.waitingCount > 0 else { return }
         var poll: EventSource?
         func check() {
             poll = try? loop.addTimer(after: .milliseconds(10)) { [unowned self] in
+                while router.waitingCount == 0, let name = names.popFirst() { try? take(name, settling: false) }
                 if router.waitingCount == 0 { loop.exit(code: 0) } else { check() }
             }
         }

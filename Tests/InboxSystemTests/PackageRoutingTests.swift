@@ -114,25 +114,27 @@ struct PackageRoutingTests {
         }
     }
 
-    /// A package whose tree changes between its check in the drop Inbox and its check in intake/ (its sender still
-    /// writing it through a directory it kept open, say) is refused whole to failed/, the change named in its failure
-    /// attribute; nothing is delivered.
+    /// A package whose tree changes between its last check in the drop Inbox and its check in intake/ (its sender
+    /// writing after it had been still for a wait, or through a directory it kept open) is refused whole to failed/
+    /// at once, the change named in its failure attribute; nothing is delivered.
     @Test func aPackageChangedAfterItsCheckIsRefusedWhole() throws {
         let world = try MiddleWorld(registrations: Self.registrations)
         defer { world.remove() }
         let middle = try world.middle()
         try Self.dropPackage(world, "Report.rtfd", Self.report)
-        let inbox = try Directory(path: world.inbox)
-        guard case .arrival(let arrival) = middle.reader.take(Array("Report.rtfd".utf8), in: inbox, origin: .dropped)
-        else {
-            Issue.record("not taken")
-            return
+        var checks = 0
+        middle.reader.checkPackage = { root, limits in
+            checks += 1
+            let result = PackageTree.check(root, limits: limits)
+            // The check that found it still (the second) is the last before its move.
+            if checks == 2 {
+                try? MiddleWorld.write(world.inbox + "/Report.rtfd/Pictures/late.txt", Array("late\n".utf8))
+            }
+            return result
         }
-        defer { arrival.file.descriptor.close() }
-        #expect(arrival.package?.entryCount == 3)
-        try MiddleWorld.write(world.inbox + "/Report.rtfd/Pictures/late.txt", Array("late\n".utf8))
-        middle.router.route(arrival)
+        try middle.take("Report.rtfd")
 
+        #expect(checks == 2)
         #expect(middle.handoff.deliveries.isEmpty)
         #expect(world.names(in: "state/failed") == ["Report.rtfd"])
         #expect(world.names(in: "state/failed/Report.rtfd/Pictures") == ["a.txt", "late.txt"])
@@ -143,8 +145,71 @@ struct PackageRoutingTests {
         #expect(world.names(in: "Inbox").isEmpty)
     }
 
-    /// A package whose tree changes while it is checked is checked again after the writer back-off: delivered once a
-    /// check finds it settled, refused whole with the check's reason when none does.
+    struct SettleCase: Sendable, CustomTestStringConvertible {
+        let testDescription: String
+        /// How many checks after the first find one more entry than the check before (its sender adding one between
+        /// them, never while one is under way).
+        let changingChecks: Int
+
+        static let retries = Backoff.writer.maxRetries ?? 0
+        /// Whether a check finds the tree still before the writer back-off has no wait left.
+        var settles: Bool { changingChecks < Self.retries }
+        /// The checks made: the first, one per change, and the one that finds the tree still; or the first and one
+        /// per wait of the writer back-off when it never is.
+        var checks: Int { settles ? changingChecks + 2 : 1 + Self.retries }
+    }
+
+    static let settleCases = [
+        SettleCase(testDescription: "a quiet package: checked once more, a wait later", changingChecks: 0),
+        SettleCase(testDescription: "changed between the first and second check, then still", changingChecks: 1),
+        SettleCase(testDescription: "changed until the last wait, then still", changingChecks: SettleCase.retries - 1),
+        SettleCase(testDescription: "changed at every check", changingChecks: .max),
+    ]
+
+    /// The settle rule: a dropped package is taken only once two checks at least a wait of the writer back-off apart
+    /// find the same tree. Each check passes by itself (nothing changes while it walks); a change between two checks
+    /// waits the next, doubled, wait; a package still changing when no wait is left is refused whole, its reason
+    /// naming the last entry that changed.
+    @Test(arguments: settleCases)
+    func aDroppedPackageIsTakenOnlyOnceTwoChecksAWaitApartFindItStill(_ testCase: SettleCase) throws {
+        let world = try MiddleWorld(registrations: Self.registrations)
+        defer { world.remove() }
+        let middle = try world.middle()
+        try Self.dropPackage(world, "Report.rtfd", Self.report)
+        var starts: [ContinuousClock.Instant] = []
+        var added: [String] = []
+        middle.reader.checkPackage = { root, limits in
+            starts.append(.now)
+            if starts.count >= 2 && added.count < testCase.changingChecks {
+                added.append("more-\(starts.count).txt")
+                try? MiddleWorld.write(world.inbox + "/Report.rtfd/" + added.last!, Array("more\n".utf8))
+            }
+            return PackageTree.check(root, limits: limits)
+        }
+        try middle.take("Report.rtfd")
+
+        #expect(starts.count == testCase.checks)
+        for (index, pair) in zip(starts, starts.dropFirst()).enumerated() {
+            let wait = try #require(Backoff.writer.delay(before: index + 1))
+            #expect(pair.1 - pair.0 >= wait, "check \(index + 2) came \(pair.1 - pair.0) after the one before")
+        }
+        if testCase.settles {
+            #expect(middle.handoff.deliveries.map(\.name) == ["Report.rtfd"])
+            let placed = try world.state.container(for: "test.rtfd", identity: nil).inbox.path + "/Report.rtfd"
+            #expect(Set(Self.inodes(placed).keys) == Set(["TXT.rtf", "Pictures", "Pictures/a.txt"] + added))
+            #expect(world.names(in: "state/failed").isEmpty)
+        } else {
+            #expect(middle.handoff.deliveries.isEmpty)
+            #expect(world.names(in: "state/failed") == ["Report.rtfd"])
+            let reason = Self.attribute(AgentAttribute.failure, of: world.root + "/state/failed/Report.rtfd")
+            #expect(reason == PackageRefusal.changing(path: try #require(added.last)).reason)
+        }
+        #expect(middle.router.waitingCount == 0)
+        #expect(world.names(in: "Inbox").isEmpty)
+    }
+
+    /// A package whose tree changes while it is checked is checked again after the writer back-off: delivered once two
+    /// checks find it settled, refused whole with the check's reason when none does.
     @Test(arguments: [1, Int.max])
     func aPackageStillBeingWrittenIsCheckedAgainThenRefused(_ changingChecks: Int) throws {
         let world = try MiddleWorld(registrations: Self.registrations)
@@ -166,7 +231,8 @@ struct PackageRoutingTests {
         try middle.take("Report.rtfd")
 
         if changingChecks == 1 {
-            #expect(checks == 2)
+            // The one that saw it change, one more (the tree's first sight), and one a wait later finding it still.
+            #expect(checks == 3)
             #expect(middle.handoff.deliveries.map(\.name) == ["Report.rtfd"])
             #expect(world.names(in: "state/failed").isEmpty)
         } else {
@@ -210,18 +276,16 @@ struct PackageRoutingTests {
         let quotas = InboxQuotas(bounds: bounds, inboxes: [world.inbox])
         middle.router.quotas = quotas
         try Self.dropPackage(world, "Report.rtfd", Self.report)
-        try middle.take("Report.rtfd")
-        #expect(middle.handoff.deliveries.count == 1)
+        // 24 bytes: alone it would fit, beside the first (23) it does not.
+        try Self.dropPackage(world, "Second.rtfd", [("TXT.rtf", .file("{}\n\n")), ("b", .file(String(repeating: "b", count: 20)))])
+        // The second is taken once the first is delivered (both wait for their settle check).
+        try middle.take(inTurn: ["Report.rtfd", "Second.rtfd"])
         let bytes = Int64(Self.report.reduce(0) { total, entry in
             if case .file(let text) = entry.1 { total + text.utf8.count } else { total }
         })
         #expect(quotas.usage(of: world.inbox).files == 1)
         #expect(quotas.usage(of: world.inbox).bytes == bytes)
-
-        // 24 bytes: alone it would fit, beside the first (23) it does not.
-        try Self.dropPackage(world, "Second.rtfd", [("TXT.rtf", .file("{}\n\n")), ("b", .file(String(repeating: "b", count: 20)))])
-        try middle.take("Second.rtfd")
-        #expect(middle.handoff.deliveries.count == 1)
+        #expect(middle.handoff.deliveries.map(\.name) == ["Report.rtfd"])
         #expect(world.names(in: "state/failed") == ["Second.rtfd"])
         #expect(Self.attribute(AgentAttribute.failure, of: world.statePath + "/failed/Second.rtfd") != nil)
     }

@@ -676,3 +676,18 @@ struct PackageActionTests {
         }
     }
 }
+
+@Suite("Package trees: the manifest's sums")
+struct PackageManifestSumTests {
+    /// Sparse files where no size bound is set may together pass Int64.max: the sum stops there, it does not trap.
+    @Test func totalBytesStopsAtInt64Max() {
+        var directory = stat(), file = stat()
+        directory.st_mode = S_IFDIR | 0o755
+        file.st_mode = S_IFREG | 0o644
+        file.st_size = off_t(1) << 62
+        let entries = [PackageEntry(path: [], kind: .directory, depth: 0, status: directory)]
+            + (0..<3).map { PackageEntry(path: Array("f\($0)".utf8), kind: .regular, depth: 1, status: file) }
+        #expect(PackageManifest(entries: entries).totalBytes == .max)
+        #expect(PackageManifest(entries: Array(entries.prefix(2))).totalBytes == Int64(1) << 62)
+    }
+}

@@ -76,11 +76,14 @@ import Testing
         #expect(result.stderr == """
             inboxctl: \(directory.path)/missing: cannot open: No such file or directory
             inboxctl: \(link.path): is a symbolic link
-            inboxctl: \(directory.path): not a regular file
 
             """)
         let reports = try #require(try json(result.stdout) as? [[String: Any]])
-        #expect(reports.map { $0["name"] as? String } == ["a.txt"])
+        #expect(reports.map { $0["name"] as? String } == ["a.txt", directory.lastPathComponent])
+        // A directory is looked at as a package document would be: this one's name is no package type's.
+        #expect((reports.last?["notes"] as? [String])?.contains("a directory whose name has no package type's extension: "
+                                                                  + "from a drop Inbox the agent would move it aside to failed/") == true,
+                "\(result.stdout)")
     }
 
     @Test func aHardLinkIsShownWithTheAgentsRefusal() throws {

@@ -275,10 +275,19 @@ struct InboxctlSendTests {
             path in the Inbox. '-' reads the data from stdin; with --type and no --name it is named
             TYPE-XXXXXXXXXXXX.EXT from the type's last identifier component and preferred extension.
 
+            A FILE that is a directory is sent whole, as one package document (an .rtfd, a .pages
+            package, a .bundle): its name must end in a package type's extension, or --type names a
+            package type and the name takes its extension. Its entries are copied to a hidden directory
+            in the Inbox without following anything in it, its metadata set on that directory, synced,
+            and renamed into place. What the agent would refuse in a package (a symbolic link, a hard
+            link, a FIFO, socket or device, a mount point, more levels, entries or bytes than
+            MaxPackageDepth=, MaxPackageEntries= and MaxPackageSize= allow) is refused here, with the
+            entry that is why, and nothing is left in the Inbox.
+
             USAGE: inboxctl send [--inbox DIR] [--source-app ID] [--annotation JSON] [--type UTI] [--name NAME] [--json] FILE...|-
 
             ARGUMENTS:
-              <FILE>                  A file to send, or '-' for stdin
+              <FILE>                  A file or package directory to send, or '-' for stdin
 
             OPTIONS:
               --inbox DIR             The drop Inbox (default: the agent's first Inbox)
@@ -305,7 +314,8 @@ struct InboxctlSendTests {
             id. ID is a file name in failed/ or unhandled/ (failed/NAME or unhandled/NAME when both
             hold one), or a delivery id (32 hex digits, as in the journal's INBOX_DELIVERY_ID).
             --all retries everything in failed/; unhandled/ is left alone, as the agent dispatches
-            it by itself once a registration for its type appears.
+            it by itself once a registration for its type appears. A package document (a directory)
+            goes back whole, the same way.
 
             USAGE: inboxctl retry ID|--all [--json]
 
@@ -331,7 +341,8 @@ struct InboxctlSendTests {
 
             ID is a file name in failed/ or unhandled/ (failed/NAME or unhandled/NAME when both hold
             one), or a delivery id (32 hex digits, as in the journal's INBOX_DELIVERY_ID). Only regular
-            files are removed; a link is never followed.
+            files and directories (a package document, or a directory moved aside) are removed, a
+            directory whole, depth first; a link is never followed, another mount never entered.
 
             USAGE: inboxctl discard ID [--json]
 

@@ -41,13 +41,15 @@ import Testing
             decided the type (attribute, extension, content or fallback, as INBOX_TYPE_SOURCE in the
             journal), what its content was sniffed as and any mismatch, the icons of the document type that
             matched, and the candidate handlers, best first, the chosen one marked with the reason (a
-            name pattern, or the Inbox's binding when the file lies in a bound Inbox). The exit
-            status is 1 when a file could not be read; the others are still shown.
+            name pattern, or the Inbox's binding when the file lies in a bound Inbox). A FILE that is a
+            directory is a package document (an .rtfd, a .pages package, a .bundle): typed by its
+            extension and its format's marker, with its entries and bytes, and what the agent would
+            refuse in it. The exit status is 1 when a file could not be read; the others are still shown.
 
             USAGE: inboxctl info FILE... [--json]
 
             ARGUMENTS:
-              <FILE>                  A file to inspect (it is opened read-only and never moved)
+              <FILE>                  A file or package to inspect (opened read-only, never moved)
 
             OPTIONS:
               --json                  Print one JSON document (an array, one object per file)
@@ -63,6 +65,7 @@ import Testing
             defaults.conf prefers them; the chosen one is marked with '*' and the reason. A FILE in an Inbox
             bound to a handler ([Inbox] Handler= in inboxd.conf) has that handler only, if it opens it.
             With --type, the document types that claim files of the type by name are listed after.
+            A FILE that is a directory is taken as a package document, typed as 'inboxctl info' does.
 
             USAGE: inboxctl handlers [FILE | --type UTI] [--json]
 

@@ -56,9 +56,12 @@ public struct SenderStatus: Sendable, Hashable {
         public var sinceUSec: Int64
         /// For `retrying`: when the next attempt is due.
         public var nextAttemptUSec: Int64?
+        /// A package document (a directory sent whole); `"package":true` in the file, absent for a file.
+        public var isPackage = false
 
         public init(deliveryID: String, name: String, state: State, handler: String? = nil, reason: String? = nil,
-                    attempt: Int = 0, sinceUSec: Int64 = 0, nextAttemptUSec: Int64? = nil) {
+                    attempt: Int = 0, sinceUSec: Int64 = 0, nextAttemptUSec: Int64? = nil, isPackage: Bool = false) {
+            self.isPackage = isPackage
             self.deliveryID = deliveryID
             self.name = name
             self.state = state
@@ -97,7 +100,8 @@ public struct SenderStatus: Sendable, Hashable {
                 + "\"state\":\(JSON.quote(file.state.rawValue)),"
                 + "\"handler\":\(file.handler.map(JSON.quote) ?? "null"),\"reason\":\(file.reason.map(JSON.quote) ?? "null"),"
                 + "\"attempt\":\(file.attempt),\"sinceUSec\":\(file.sinceUSec),"
-                + "\"nextAttemptUSec\":\(file.nextAttemptUSec.map { String($0) } ?? "null")}"
+                + "\"nextAttemptUSec\":\(file.nextAttemptUSec.map { String($0) } ?? "null")"
+                + (file.isPackage ? ",\"package\":true}" : "}")
         }
         return "{\"uid\":\(uid),\"files\":[\(files.joined(separator: ","))],\"moreLive\":\(moreLive),"
             + "\"writtenAtUSec\":\(writtenAtUSec)}\n"
@@ -116,7 +120,8 @@ public struct SenderStatus: Sendable, Hashable {
             return File(deliveryID: file["deliveryID"]?.string ?? "", name: file["name"]?.string ?? "?", state: state,
                         handler: file["handler"]?.string, reason: file["reason"]?.string,
                         attempt: file["attempt"]?.int ?? 0, sinceUSec: Int64(file["sinceUSec"]?.int ?? 0),
-                        nextAttemptUSec: file["nextAttemptUSec"]?.int.map(Int64.init))
+                        nextAttemptUSec: file["nextAttemptUSec"]?.int.map(Int64.init),
+                        isPackage: file["package"]?.bool ?? false)
         }
         status.moreLive = value["moreLive"]?.int ?? 0
         status.writtenAtUSec = Int64(value["writtenAtUSec"]?.int ?? 0)

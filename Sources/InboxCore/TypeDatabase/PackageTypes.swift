@@ -135,7 +135,7 @@ extension TypeResolver {
             ?? candidates.first
         var diagnostics: [String] = []
         var claim: (identifier: String, source: Source)? = named.map { ($0, .extension) }
-        // What the attribute said that lost, and to what: a mismatch unless the marker's is one.
+        // An attribute that lost, and why: the mismatch, unless a missing marker is one already.
         var rejected: (identifier: String, reason: String)?
         if let explicit, case let trimmed = explicit.trimmingINIWhitespace(), !trimmed.isEmpty {
             if trimmed.utf8.count > MetadataLimits.contentTypeBytes {
@@ -145,7 +145,7 @@ extension TypeResolver {
                 if !database.isPackage(attributed) {
                     rejected = (attributed, "is not a package type")
                 } else if let named, attributed != named, database.conforms(named, to: attributed) {
-                    // An abstract attribute (com.apple.package, com.apple.bundle): the name's type is a kind of it.
+                    // An abstract attribute (com.apple.package, com.apple.plugin): the name's type is a kind of it.
                 } else if let named, !database.conforms(attributed, to: named) {
                     rejected = (attributed, "is not the package type its name gives (\(named))")
                 } else {
@@ -172,14 +172,11 @@ extension TypeResolver {
             mismatch = ResolvedType.Mismatch(claimed: claimed, claimSource: source, content: TypeDatabase.packageType,
                                              contentWon: true, decided: decided)
         }
-        if let rejected {
-            let statement = "content-type attribute '\(rejected.identifier)' \(rejected.reason); typed \(decided)"
-            if mismatch == nil {
-                mismatch = ResolvedType.Mismatch(claimed: rejected.identifier, claimSource: .attribute, content: decided,
-                                                 contentWon: true, decided: decided)
-            } else {
-                diagnostics.append(statement)
-            }
+        if let rejected, mismatch != nil {
+            diagnostics.append("content-type attribute '\(rejected.identifier)' \(rejected.reason); typed \(decided)")
+        } else if let rejected {
+            mismatch = ResolvedType.Mismatch(claimed: rejected.identifier, claimSource: .attribute, content: decided,
+                                             contentWon: true, decided: decided)
         }
         return ResolvedType(identifier: decided, source: decidedSource, mimeType: mimeType(decided),
                             mismatch: mismatch, diagnostics: diagnostics)

@@ -32,8 +32,9 @@ extension TypeDatabase {
         }
         let globs = mime.matches(fileName: name)
         let claimants = declared.map { extensionClaimants[$0.suffix] ?? [] } ?? []
-        let builtin = claimants.filter { !packageIdentifiers.contains($0) }.map {
-            NameType(identifier: $0, mimeType: preferredMIMEType(of: $0), match: "*." + (declared?.suffix ?? ""))
+        let builtin = claimants.compactMap {
+            packageIdentifiers.contains($0) ? nil
+                : NameType(identifier: $0, mimeType: preferredMIMEType(of: $0), match: "*." + (declared?.suffix ?? ""))
         }
         let globTypes = globs.map { glob in
             NameType(identifier: identifier(forMIMEType: glob.mimeType) ?? DynamicType.identifier(for: glob.mimeType),

@@ -4,7 +4,8 @@ import InboxCore
 /// Each sender's view of their own files (docs/design.md, What senders see): `senders/<uid>.json` in the runtime
 /// directory, a `SenderStatus` that only that uid can read. The outcomes come from the journal entries about files
 /// (`Logger.observer`): every outcome, wherever it is decided (a handler's end, a refusal at intake, a bound), is one
-/// such entry with the sender's uid, so this is their one reader and no decision is made twice. The live states are
+/// such entry with the sender's uid, so this is their one reader and no decision is made twice. An entry about a
+/// package document says so (`INBOX_PACKAGE=1`), and its file is marked as one. The live states are
 /// the dispatcher's, taken when the files are written: with the status file, a few times a second at most, and only
 /// the files whose contents changed.
 ///
@@ -61,7 +62,7 @@ final class SenderViews {
         ledger.record(.init(deliveryID: values["INBOX_DELIVERY_ID"] ?? "", name: name, state: state,
                             handler: state == .refused ? values["INBOX_REQUESTED_HANDLER"] : values["INBOX_HANDLER"],
                             reason: state == .done ? nil : reason, attempt: values["INBOX_ATTEMPT"].flatMap { Int($0) } ?? 0,
-                            sinceUSec: WallClock.now),
+                            sinceUSec: WallClock.now, isPackage: values["INBOX_PACKAGE"] == "1"),
                       uid: uid)
         changed()
     }
@@ -73,7 +74,10 @@ final class SenderViews {
         for (directory, kind) in [(state.failed, SenderStatus.State.failed), (state.unhandled, .unhandled)] {
             guard let directory, let names = try? directory.entries() else { continue }
             for name in names.filter({ !FileNames.isHidden($0) }).prefix(limit) {
-                guard case .opened(let file) = directory.openRegular(name) else { continue }
+                // A package document is held whole: its directory carries the records a file does.
+                var opened = directory.openRegular(name)
+                if case .refused(.directory) = opened { opened = directory.openPackage(name) }
+                guard case .opened(let file) = opened else { continue }
                 defer { file.descriptor.close() }
                 let attributes = ExtendedAttributes(file.descriptor)
                 guard let delivery = AgentAttribute.delivery(attributes) else { continue }
@@ -81,7 +85,8 @@ final class SenderViews {
                     ?? (kind == .unhandled ? "no handler for its type" : "no failure recorded")
                 let since = Int64(file.status.st_ctim.tv_sec) * 1_000_000
                 ledger.record(.init(deliveryID: delivery.id, name: displayName(name), state: kind, reason: reason,
-                                    sinceUSec: since), uid: delivery.sourceUID)
+                                    sinceUSec: since, isPackage: EntryKind(mode: file.status.st_mode) == .directory),
+                              uid: delivery.sourceUID)
             }
         }
     }

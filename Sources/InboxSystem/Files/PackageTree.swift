@@ -41,8 +41,14 @@ public struct PackageManifest: Sendable, Hashable {
 
     /// The package's own directory.
     public var root: PackageEntry { entries[0] }
-    /// Bytes of all its regular files.
-    public var totalBytes: Int64 { entries.reduce(0) { $0 + ($1.kind == .regular ? $1.size : 0) } }
+    /// Bytes of all its regular files; Int64.max when they pass it (sparse files, where no size bound is set).
+    public var totalBytes: Int64 {
+        entries.reduce(0) { sum, entry in
+            guard entry.kind == .regular else { return sum }
+            let (total, overflow) = sum.addingReportingOverflow(entry.size)
+            return overflow ? .max : total
+        }
+    }
     /// Entries below the package's directory.
     public var entryCount: Int { entries.count - 1 }
     /// The names directly inside the package, with whether each is a directory: what a format's marker is looked

@@ -1,7 +1,8 @@
 import InboxCore
 
 /// Files the router could not move yet, each tried again on a timer with back-off (`Backoff`): one whose move failed
-/// for a reason that passes (a full disk...), or whose sender still had it open for writing. The event loop is never
+/// for a reason that passes (a full disk...), or whose sender still had it open for writing, or a dropped package not
+/// yet seen still (`settle`: the settle rule, docs/design.md, Package documents). The event loop is never
 /// blocked, and nothing else needs to happen (a restart, a new event) for the file to move once the reason is gone.
 /// Keyed by directory and name; an entry lasts until its file is routed without a new wait (`forget`), so an outage
 /// counts once per file. A retry that is due opens and checks the name again, as intake does, and routes it.
@@ -13,6 +14,9 @@ final class MoveRetries {
         let backoff: Backoff
         var retries = 0
         var timer: EventSource?
+        /// A dropped package's tree as its last check found it: what the next check must find again for it to be
+        /// taken. nil for a file, and for a package whose last check did not finish (it saw the tree change).
+        var manifest: PackageManifest?
 
         init(directory: Directory, name: [UInt8], origin: Arrival.Origin, backoff: Backoff) {
             self.directory = directory
@@ -42,11 +46,45 @@ final class MoveRetries {
     /// How many files wait for a retry.
     var count: Int { entries.count }
 
+    /// What the settle rule found for a dropped package (`settle`).
+    enum Settling {
+        /// The same tree as the check before, at least a wait ago: taken, as this check found it.
+        case still
+        /// Checked again after the next wait of `Backoff.writer`.
+        case waiting
+        /// Still changing when no wait was left: refused to failed/ with what changed.
+        case refused
+    }
+
+    /// The settle rule: a package dropped in an Inbox is taken only once two checks at least the first wait of
+    /// `Backoff.writer` apart find the same tree (`manifest`, this check's, against the one kept from the check
+    /// before). On first sight, or when the tree differs, this manifest is kept and the package checked again after
+    /// the next wait (doubling, as for a file still open for writing); once none is left it is refused with what
+    /// changed. A sender that writes with pauses shorter than a wait is never taken in the middle of its work.
+    func settle(_ arrival: Arrival, _ manifest: PackageManifest) -> Settling {
+        let key = Self.key(arrival.name, in: arrival.directory)
+        let earlier = entries[key]?.manifest
+        let change = earlier.flatMap { manifest.change(since: $0, allowingRemoval: false) }
+        if earlier != nil && change == nil { return .still }
+        if schedule(arrival.name, in: arrival.directory, origin: arrival.origin, backoff: .writer) != nil {
+            entries[key]?.manifest = manifest
+            return .waiting
+        }
+        // No change known when the check before this one saw the tree change under it.
+        let refusal = PackageRefusal.changing(path: change?.path ?? ".")
+        quarantine.reject(arrival, reason: refusal.reason)
+        return .refused
+    }
+
     /// Its sender has the arrival open for writing, or (a package) its tree changed while it was checked: it is
     /// tried again after the next wait of `Backoff.writer`, and refused once none is left, with `refusal` for a
     /// package. Whether it waits.
     func waitForWriter(_ arrival: Arrival, refusal: String? = nil) -> Bool {
-        if schedule(arrival.name, in: arrival.directory, origin: arrival.origin, backoff: .writer) != nil { return true }
+        if schedule(arrival.name, in: arrival.directory, origin: arrival.origin, backoff: .writer) != nil {
+            // A package's tree seen changing is no tree to settle on: the next check is a first sight.
+            entries[Self.key(arrival.name, in: arrival.directory)]?.manifest = nil
+            return true
+        }
         quarantine.reject(arrival, reason: refusal ?? "its sender (uid \(arrival.sourceUID)) kept it open for writing, "
                           + "so its content could still change")
         return false
@@ -105,6 +143,8 @@ final class MoveRetries {
             entry = existing
         } else {
             entry = Entry(directory: directory, name: name, origin: origin, backoff: backoff)
+            // A settled package whose move then waits keeps its tree: unchanged at the retry, it is still settled.
+            entry.manifest = entries[key]?.manifest
             entries[key] = entry
         }
         entry.retries += 1
@@ -136,6 +176,15 @@ final class MoveRetries {
                 logger.log(.warning, "Cannot take \(displayName(name)) again: \(error)",
                            fields: ["INBOX_FILE": directory.child(displayName(name))])
             }
+        }
+    }
+}
+
+extension PackageChange {
+    /// The entry that changed.
+    fileprivate var path: String {
+        switch self {
+        case .added(let path), .changed(let path), .swapped(let path), .removed(let path): path
         }
     }
 }

@@ -4,7 +4,8 @@ import InboxCore
 /// `ArrivalTyping` leases the file and gives its type and the decision (`Routing`, InboxCore), `Placement` moves it
 /// (into the chosen handler's container Inbox, queued with the dispatcher, or into unhandled/; `Quarantine`:
 /// failed/), and `MoveRetries` waits out a move that failed for a reason that passes, or a sender still writing the
-/// file. The router keeps nothing between calls: what each step found is passed on as a value.
+/// file, and checks a dropped package again until it is still. The router keeps nothing between calls: what each
+/// step found is passed on as a value.
 final class Router {
     /// Whether a routing ended with the file waiting for a retry (its retries go on) or not (they end).
     private enum Routed { case settled, waiting }
@@ -68,6 +69,14 @@ final class Router {
             if refusal.passes { return retries.waitForWriter(arrival, refusal: refusal.reason) ? .waiting : .settled }
             quarantine.reject(arrival, reason: refusal.reason)
             return .settled
+        }
+        // A dropped package is taken only once it is still (the settle rule); one the agent holds is the agent's.
+        if arrival.origin == .dropped, let manifest = arrival.package {
+            switch retries.settle(arrival, manifest) {
+            case .still: break
+            case .waiting: return .waiting
+            case .refused: return .settled
+            }
         }
         if arrival.origin == .dropped, let reason = quotas?.refusal(for: arrival) {
             quarantine.reject(arrival, reason: reason)

@@ -45,7 +45,7 @@ struct Quarantine {
         let fields: JournalFields = [
             ("INBOX_FILE", arrival.shown), ("INBOX_DELIVERY_ID", arrival.id), ("INBOX_REASON", reason),
             ("INBOX_CONTENT_TYPE", contentType), ("INBOX_REQUESTED_HANDLER", requested),
-            ("INBOX_SOURCE_UID", String(arrival.sourceUID))]
+            ("INBOX_SOURCE_UID", String(arrival.sourceUID)), ("INBOX_PACKAGE", arrival.isPackage ? "1" : nil)]
         guard let failed = state.failed, let staging = state.intake else { return }
         let result = arrival.directory.relocate(arrival.name, file: arrival.file, to: failed, preferred: arrival.cleanName,
                                                 via: staging, rejectsTo: failed, sidecar: arrival.agentSidecar) { file, _ in
