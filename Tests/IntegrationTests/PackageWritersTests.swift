@@ -23,7 +23,8 @@ struct PackageWritersTests {
 
         func stop() {
             guard process.isRunning else { return }
-            kill(process.processIdentifier, SIGTERM)
+            // SIGKILL: the test process's blocked signals are inherited by what Foundation starts, SIGTERM with them.
+            kill(process.processIdentifier, SIGKILL)
             process.waitUntilExit()
         }
 
