@@ -140,16 +140,18 @@ enum Plistlib {
 
     static let unavailableReason = "python3 with plistlib is not installed"
 
-    /// Writes `value` (JSON-compatible) as a property list, `format` "binary" or "xml".
+    /// Writes `value` (JSON-compatible) as a property list, `format` "binary" or "xml": whole, renamed over the old one,
+    /// so that an agent watching the file never reads it half written.
     static func write(_ value: [String: Any], to url: URL, format: String) throws {
         let json = url.deletingLastPathComponent().appendingPathComponent(".\(url.lastPathComponent).json")
         try JSONSerialization.data(withJSONObject: value).write(to: json)
         defer { try? FileManager.default.removeItem(at: json) }
         let script = """
-            import json, plistlib, sys
+            import json, os, plistlib, sys
             fmt = plistlib.FMT_BINARY if sys.argv[3] == "binary" else plistlib.FMT_XML
-            with open(sys.argv[1]) as source, open(sys.argv[2], "wb") as target:
+            with open(sys.argv[1]) as source, open(sys.argv[2] + ".part", "wb") as target:
                 plistlib.dump(json.load(source), target, fmt=fmt)
+            os.replace(sys.argv[2] + ".part", sys.argv[2])
             """
         let result = try run("/usr/bin/env", ["python3", "-c", script, json.path, url.path, format])
         guard result.status == 0 else {
