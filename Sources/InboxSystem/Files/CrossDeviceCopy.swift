@@ -18,11 +18,8 @@ extension Directory {
             return .failure(SystemError(operation, path: path, errno: error))
         }
         if let error = copyContents(from: source.descriptor, to: copy) { return fail("copy", error) }
-        let from = ExtendedAttributes(source.descriptor), to = ExtendedAttributes(copy)
-        for name in from.names() where name.hasPrefix("user.") {
-            if case .value(let bytes) = from.read(name, limit: 65536), let error = to.write(name, bytes) {
-                return fail("fsetxattr", error)
-            }
+        if let error = ExtendedAttributes(source.descriptor).copyUserAttributes(to: ExtendedAttributes(copy)) {
+            return fail("fsetxattr", error)
         }
         do { try copy.fsync() } catch { return fail("fsync", error) }
         switch target.moveUnique(Array(temporary.utf8), to: target, preferred: preferred) {

@@ -69,6 +69,15 @@ public struct ExtendedAttributes {
         return result == 0 || errno == ENODATA ? nil : .current
     }
 
+    /// Copies every `user.` attribute (what a sender set: its metadata) onto `target`, as a copy of a file or a
+    /// package carries it; the first error, if one could not be written.
+    public func copyUserAttributes(to target: ExtendedAttributes) -> Errno? {
+        for name in names() where name.hasPrefix("user.") {
+            if case .value(let bytes) = read(name, limit: 65536), let error = target.write(name, bytes) { return error }
+        }
+        return nil
+    }
+
     /// Names of all attributes (bounded at 64 KiB of names), asked of the kernel now.
     public func names() -> [String] { listedNames() ?? [] }
 

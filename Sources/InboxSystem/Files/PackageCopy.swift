@@ -238,13 +238,8 @@ private struct PackageCopier {
 
     /// The package's `user.` attributes (its metadata: what a sender set) go with it, as with a single file's copy.
     private func copyAttributes(from root: FileDescriptor, to copyRoot: FileDescriptor) -> PackageCopyFailure? {
-        let from = ExtendedAttributes(root), to = ExtendedAttributes(copyRoot)
-        for name in from.names() where name.hasPrefix("user.") {
-            if case .value(let bytes) = from.read(name, limit: 65536), let error = to.write(name, bytes) {
-                return .failed(SystemError("fsetxattr", path: path, errno: error))
-            }
-        }
-        return nil
+        ExtendedAttributes(root).copyUserAttributes(to: ExtendedAttributes(copyRoot))
+            .map { .failed(SystemError("fsetxattr", path: path, errno: $0)) }
     }
 }
 

@@ -179,7 +179,7 @@ private enum TransferFailure: Error {
 
 extension Directory {
     /// `transfer` for a package document: one rename of its directory, or across filesystems (EXDEV) a copy of its
-    /// tree (`PackageTree.copy`, with the directory's `user.` attributes) that is kept only if the original, checked
+    /// tree (`PackageTree.copy`, which carries the directory's `user.` attributes) that is kept only if the original, checked
     /// again, is still the tree that was checked; then the original is removed if its name still leads to the
     /// directory copied. Returns the copy open, and its tree.
     fileprivate func transferPackage(_ name: [UInt8], file: OpenedFile, package: PackageMove, to target: Directory,
@@ -226,14 +226,6 @@ extension Directory {
         case .gone, .refused:
             discard()
             return .failure(.failed(SystemError("openat", path: target.child(temporary), errno: .noSuchFile)))
-        }
-        let from = ExtendedAttributes(file.descriptor), to = ExtendedAttributes(copy.descriptor)
-        for key in from.names() where key.hasPrefix("user.") {
-            if case .value(let bytes) = from.read(key, limit: 65536), let error = to.write(key, bytes) {
-                copy.descriptor.close()
-                discard()
-                return .failure(.failed(SystemError("fsetxattr", path: target.child(temporary), errno: error)))
-            }
         }
         switch target.moveUnique(Array(temporary.utf8), to: target, preferred: preferred) {
         case .success(let newName):
