@@ -90,16 +90,6 @@ struct HeldFiles {
     }
 }
 
-extension Directory {
-    /// Opens a held entry by descriptor, never following it: a regular file with one link (`openRegular`), or a
-    /// directory (`openPackage`: a package document the agent holds whole, or a directory it moved aside).
-    func openHeld(_ name: [UInt8]) -> SafeOpenResult {
-        let result = openRegular(name)
-        if case .refused(.directory) = result { return openPackage(name) }
-        return result
-    }
-}
-
 extension OpenedFile {
     var isDirectory: Bool { EntryKind(mode: status.st_mode) == .directory }
 

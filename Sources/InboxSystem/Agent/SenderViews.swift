@@ -75,9 +75,7 @@ final class SenderViews {
             guard let directory, let names = try? directory.entries() else { continue }
             for name in names.filter({ !FileNames.isHidden($0) }).prefix(limit) {
                 // A package document is held whole: its directory carries the records a file does.
-                var opened = directory.openRegular(name)
-                if case .refused(.directory) = opened { opened = directory.openPackage(name) }
-                guard case .opened(let file) = opened else { continue }
+                guard case .opened(let file) = directory.openHeld(name) else { continue }
                 defer { file.descriptor.close() }
                 let attributes = ExtendedAttributes(file.descriptor)
                 guard let delivery = AgentAttribute.delivery(attributes) else { continue }

@@ -69,6 +69,13 @@ public enum PackageChange: Sendable, Hashable {
     /// An entry that is gone (only a change when removal was not allowed).
     case removed(path: String)
 
+    /// The entry that changed.
+    public var path: String {
+        switch self {
+        case .added(let path), .changed(let path), .swapped(let path), .removed(let path): path
+        }
+    }
+
     /// "entry Data/x.png was added": for the journal and the failure attribute.
     public var description: String {
         switch self {
@@ -219,23 +226,25 @@ public enum PackageCopyFailure: Error, Sendable {
 }
 
 extension Directory {
+    /// Opens an entry the agent holds (in failed/, unhandled/, a container) by descriptor, never following it: a
+    /// regular file with one link (`openRegular`), or a directory (`openPackage`: a package document held whole, or a
+    /// directory moved aside).
+    public func openHeld(_ name: [UInt8]) -> SafeOpenResult {
+        let result = openRegular(name)
+        if case .refused(.directory) = result { return openPackage(name) }
+        return result
+    }
+
     /// Opens an entry only if it is a directory: pinned with O_PATH|O_NOFOLLOW, checked with fstat, and reopened
     /// O_RDONLY|O_DIRECTORY through the pinned descriptor's own "." (the very inode checked, without /proc); any other
     /// kind is `.refused(kind)`, never opened.
     public func openPackage(_ name: [UInt8]) -> SafeOpenResult {
-        let pinned: FileDescriptor
-        switch retryingErrno({
-            withCName(name) { sys_openat(descriptor.rawValue, $0, O_PATH | O_NOFOLLOW | O_CLOEXEC) }
-        }) {
-        case .success(let fd): pinned = FileDescriptor(rawValue: fd)
-        case .failure(.noSuchFile): return .gone
-        case .failure(let error): return .failed(SystemError("openat", path: child(displayName(name)), errno: error))
+        let pinned: FileDescriptor, st: stat
+        switch pin(name) {
+        case .pinned(let fd, let status): (pinned, st) = (fd, status)
+        case .not(let result): return result
         }
         defer { pinned.close() }
-        let st: stat
-        do { st = try pinned.status() } catch {
-            return .failed(SystemError("fstat", path: child(displayName(name)), errno: error))
-        }
         let kind = EntryKind(mode: st.st_mode)
         guard kind == .directory else { return .refused(kind) }
         let reopened: FileDescriptor

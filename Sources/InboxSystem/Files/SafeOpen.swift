@@ -47,19 +47,12 @@ extension Directory {
     /// opens a FIFO or device), checked with fstat, and only then reopened for reading through
     /// /proc/self/fd, which reaches the very inode that was checked (open(2), O_PATH).
     public func openRegular(_ name: [UInt8]) -> SafeOpenResult {
-        let pinned: CInt
-        switch retryingErrno({
-            withCName(name) { sys_openat(descriptor.rawValue, $0, O_PATH | O_NOFOLLOW | O_CLOEXEC) }
-        }) {
-        case .success(let fd): pinned = fd
-        case .failure(.noSuchFile): return .gone
-        case .failure(let error): return .failed(SystemError("openat", path: child(displayName(name)), errno: error))
+        let pinned: CInt, st: stat
+        switch pin(name) {
+        case .pinned(let fd, let status): (pinned, st) = (fd.rawValue, status)
+        case .not(let result): return result
         }
         defer { FileDescriptor(rawValue: pinned).close() }
-        let st: stat
-        do { st = try FileDescriptor(rawValue: pinned).status() } catch {
-            return .failed(SystemError("fstat", path: child(displayName(name)), errno: error))
-        }
         let kind = EntryKind(mode: st.st_mode)
         guard kind == .regular else { return .refused(kind) }
         guard st.st_nlink == 1 else { return .refused(.hardLink) }
@@ -76,6 +69,33 @@ extension Directory {
             return .failed(SystemError("fstat", path: child(displayName(name)), errno: .invalidArgument))
         }
         return .opened(OpenedFile(descriptor: file, status: check))
+    }
+}
+
+/// An entry pinned without following or opening it (`Directory.pin`), or what opening it comes to instead.
+enum PinnedEntry {
+    /// O_PATH|O_NOFOLLOW, with its fstat(2); the caller's to close.
+    case pinned(FileDescriptor, stat)
+    /// `.gone` or `.failed`.
+    case not(SafeOpenResult)
+}
+
+extension Directory {
+    /// Pins an entry with O_PATH|O_NOFOLLOW, which neither follows a link nor opens a FIFO or a device, and takes its
+    /// fstat(2): what `openRegular` and `openPackage` check before they open anything.
+    func pin(_ name: [UInt8]) -> PinnedEntry {
+        let pinned: FileDescriptor
+        switch retryingErrno({
+            withCName(name) { sys_openat(descriptor.rawValue, $0, O_PATH | O_NOFOLLOW | O_CLOEXEC) }
+        }) {
+        case .success(let fd): pinned = FileDescriptor(rawValue: fd)
+        case .failure(.noSuchFile): return .not(.gone)
+        case .failure(let error): return .not(.failed(SystemError("openat", path: child(displayName(name)), errno: error)))
+        }
+        do { return .pinned(pinned, try pinned.status()) } catch {
+            pinned.close()
+            return .not(.failed(SystemError("fstat", path: child(displayName(name)), errno: error)))
+        }
     }
 }
 

@@ -180,15 +180,6 @@ final class MoveRetries {
     }
 }
 
-extension PackageChange {
-    /// The entry that changed.
-    fileprivate var path: String {
-        switch self {
-        case .added(let path), .changed(let path), .swapped(let path), .removed(let path): path
-        }
-    }
-}
-
 extension Errno {
     /// A failure that passes by itself (a full disk or quota, too many open files, a disk error): worth retrying.
     var isTransient: Bool {
