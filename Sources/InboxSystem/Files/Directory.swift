@@ -210,17 +210,9 @@ public func displayName(_ name: [UInt8]) -> String { String(decoding: name, as: 
 
 extension Directory {
     /// Removes an entry and, for a directory, everything beneath it, through descriptors and never following a link
-    /// (like `rm -rf`, for a tree someone else may have filled). Stops descending at `depth` levels.
-    public func removeTree(_ name: [UInt8], depth: Int = 64) {
-        if (try? status(of: name)).flatMap({ $0 }).map({ ($0.st_mode & S_IFMT) == S_IFDIR }) == true, depth > 0 {
-            let fd = withCName(name) { sys_openat(descriptor.rawValue, $0, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC) }
-            if fd >= 0 {
-                let inner = Directory(adopting: FileDescriptor(rawValue: fd), path: child(displayName(name)))
-                for entry in (try? inner.entries()) ?? [] { inner.removeTree(entry, depth: depth - 1) }
-            }
-            _ = withCName(name) { sys_unlinkat(descriptor.rawValue, $0, AT_REMOVEDIR) }
-        } else {
-            remove(name)
-        }
+    /// or entering a mount (like `rm -rf --one-file-system`, for a tree someone else may have filled): the one way a
+    /// tree is removed, a package's (`PackageTree.remove`) or the agent's own.
+    public func removeTree(_ name: [UInt8]) {
+        _ = PackageTree.remove(name, in: self)
     }
 }

@@ -301,7 +301,7 @@ final class FuzzSandbox {
     }
 
     private static func removeAll(_ path: String, _ base: Directory) {
-        for name in ["in", "copies", "outside"] { base.removeTree(Array(name.utf8), depth: 200) }
+        for name in ["in", "copies", "outside"] { base.removeTree(Array(name.utf8)) }
         _ = withCName(Array(path.utf8)) { sys_unlinkat(AT_FDCWD, $0, AT_REMOVEDIR) }
     }
 
