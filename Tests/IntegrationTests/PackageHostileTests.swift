@@ -127,6 +127,8 @@ struct PackageHostileTests {
         #expect(shape.reasons.contains { reason.contains($0) }, "reason: \(reason)")
         #expect(entry[field: "INBOX_FILE"] == world.inbox.appendingPathComponent(HostileShape.name).path)
         #expect(entry[field: "PRIORITY"] == "4")
+        // Said of a package, so that its sender's view marks it as one.
+        #expect(entry[field: "INBOX_PACKAGE"] == "1")
         // The agent goes on: a file dropped after it is delivered (nothing blocked on a FIFO or a followed link).
         try world.drop("after.txt", contents: Array("after the package\n".utf8))
         try world.waitForEvents("finished", ["INBOX_HANDLER=test.text.\(world.tag)"])

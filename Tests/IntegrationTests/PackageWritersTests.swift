@@ -66,6 +66,7 @@ struct PackageWritersTests {
         let reason = "its sender (uid \(getuid())) kept entry \(entry) open for writing, so its content could still change"
         #expect(rejected[field: "INBOX_REASON"] == reason)
         #expect(rejected[field: "INBOX_SOURCE_UID"] == String(getuid()))
+        #expect(rejected[field: "INBOX_PACKAGE"] == "1")
         let kept = world.failedDirectory.appendingPathComponent("Report.rtfd")
         #expect(world.contents(of: world.failedDirectory) == ["Report.rtfd"])
         #expect(attribute("user.inboxd.failure", of: kept) == reason)

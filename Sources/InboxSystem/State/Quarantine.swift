@@ -88,7 +88,8 @@ struct Quarantine {
         }
         logger.log(.warning, "Refused \(arrival.shown): \(reason)", event: .rejected, fields: [
             "INBOX_FILE": arrival.shown, "INBOX_DELIVERY_ID": arrival.id, "INBOX_REASON": reason,
-            "INBOX_MOVED_TO": movedTo ?? staging.child(staged), "INBOX_SOURCE_UID": String(arrival.sourceUID)])
+            "INBOX_MOVED_TO": movedTo ?? staging.child(staged), "INBOX_SOURCE_UID": String(arrival.sourceUID),
+            "INBOX_PACKAGE": "1"])
     }
 
     /// The arrival's name led elsewhere by the time it was moved: its sender swapped it after the check. Nothing was
