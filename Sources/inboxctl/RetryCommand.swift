@@ -142,7 +142,13 @@ enum RetryCommand: InboxctlCommand {
         case .failed(let error): return .failure(error)
         }
         defer { file.descriptor.close() }
-        if file.isDirectory { return retryPackage(entry, file, into: inbox, limits: limits) }
+        // A package document goes back whole, the same way; a directory that is no package stays: the agent would
+        // only move it aside again.
+        if file.isDirectory && !file.isPackage {
+            return .failure(SystemError("retry (a directory that is no package document: the agent moved it aside "
+                                        + "and would again; inboxctl discard removes it)",
+                                        path: entry.directory.child(entry.name), errno: .isDirectory))
+        }
         let attributes = ExtendedAttributes(file.descriptor)
         // The agent strips its own attributes from a new arrival anyway; removing these here means a file that
         // sits in the Inbox before the agent runs again carries no stale failure.
@@ -151,7 +157,7 @@ enum RetryCommand: InboxctlCommand {
         // so the new arrival is not taken as sent by root (INBOX_SOURCE_UID).
         if CurrentProcess.effectiveUserID == 0, let uid = AgentAttribute.delivery(attributes)?.sourceUID,
            uid != file.status.st_uid {
-            try? file.descriptor.chown(uid: uid, gid: .max)
+            if file.isDirectory { giveBack(file, to: uid, limits: limits) } else { try? file.descriptor.chown(uid: uid, gid: .max) }
         }
         // Metadata in a sidecar goes back with the file: written beside the name it takes, before it appears.
         var sidecar: [UInt8]?
@@ -160,12 +166,10 @@ enum RetryCommand: InboxctlCommand {
         // On another filesystem than the state directory, the file is copied to the hidden name (synced), then the
         // very file that was copied is removed.
         let moved: String
-        switch entry.directory.transfer(name, file: file, to: inbox, preferred: hidden) {
-        case .success(let (name, copy)):
-            copy?.close()
-            moved = name
-        case .failure(let error):
-            return .failure(error)
+        switch file.isDirectory ? transferPackage(entry, file, to: inbox, as: hidden, limits: limits)
+            : entry.directory.transfer(name, file: file, to: inbox, preferred: hidden).map({ $0.copy?.close(); return $0.name }) {
+        case .success(let name): moved = name
+        case .failure(let error): return .failure(error)
         }
         switch inbox.publish(Array(moved.utf8), preferred: FileNames.sanitized(name), sidecar: sidecar) {
         case .success(let placed):
@@ -176,60 +180,41 @@ enum RetryCommand: InboxctlCommand {
         }
     }
 
-    /// A package document back into the Inbox, as a file goes: its failure record cleared, given back to its sender,
-    /// renamed to a hidden name there and then into place, its sidecar with it. On another filesystem it is copied
-    /// (`PackageTree.copy`, synced), then the very tree that was copied is removed. A directory that is no package
-    /// stays: the agent would only move it aside again.
-    static func retryPackage(_ entry: HeldFiles.Entry, _ package: OpenedFile, into inbox: Directory,
-                             limits: PackageLimits) -> Result<String, SystemError> {
+    /// Every entry of a package becomes its sender's again (their own document, private to them), through the
+    /// descriptors of the very entries checked; a tree that no longer passes the check keeps its entries as they are,
+    /// and only its directory, which names its sender to the agent, is given back.
+    private static func giveBack(_ package: OpenedFile, to uid: UInt32, limits: PackageLimits) {
+        if case .success(let manifest) = PackageTree.check(package.descriptor, limits: limits) {
+            _ = PackageTree.handOver(package.descriptor, manifest: manifest, owner: uid, group: nil,
+                                     fileMode: 0o600, directoryMode: 0o700)
+        } else {
+            try? package.descriptor.chown(uid: uid, gid: .max)
+        }
+    }
+
+    /// A package renamed to `hidden` in the Inbox; on another filesystem copied there (`PackageTree.copy`, synced),
+    /// then the very tree that was copied removed.
+    private static func transferPackage(_ entry: HeldFiles.Entry, _ package: OpenedFile, to inbox: Directory,
+                                        as hidden: String, limits: PackageLimits) -> Result<String, SystemError> {
         let name = Array(entry.name.utf8), path = entry.directory.child(entry.name)
-        guard package.isPackage else {
-            return .failure(SystemError("retry (a directory that is no package document: the agent moved it aside "
-                                        + "and would again; inboxctl discard removes it)", path: path, errno: .isDirectory))
-        }
-        let attributes = ExtendedAttributes(package.descriptor)
-        for key in [AgentAttribute.failure, AgentAttribute.attempts, AgentAttribute.started] { attributes.remove(key) }
-        if CurrentProcess.effectiveUserID == 0, let uid = AgentAttribute.delivery(attributes)?.sourceUID,
-           uid != package.status.st_uid {
-            // Every entry becomes the sender's again (their own document, private to them), through the descriptors of
-            // the very entries checked; a tree that no longer passes the check keeps its entries as they are, and only
-            // its directory, which names its sender to the agent, is given back.
-            if case .success(let manifest) = PackageTree.check(package.descriptor, limits: limits) {
-                _ = PackageTree.handOver(package.descriptor, manifest: manifest, owner: uid, group: nil,
-                                         fileMode: 0o600, directoryMode: 0o700)
-            } else {
-                try? package.descriptor.chown(uid: uid, gid: .max)
-            }
-        }
-        var sidecar: [UInt8]?
-        if case .read(let bytes) = entry.directory.readSidecar(of: name, owner: package.status.st_uid) { sidecar = bytes }
-        let hidden = Array((".inboxctl-retry-" + SendCommand.randomHex(12)).utf8)
-        switch entry.directory.move(name, to: inbox, as: hidden) {
+        switch entry.directory.move(name, to: inbox, as: Array(hidden.utf8)) {
         case nil:
-            break
+            return .success(hidden)
         case .crossDevice?:
-            switch PackageTree.copy(package.descriptor, into: inbox, as: hidden, limits: limits) {
+            switch PackageTree.copy(package.descriptor, into: inbox, as: Array(hidden.utf8), limits: limits) {
             case .success:
-                if let error = PackageTree.remove(name, in: entry.directory) {
-                    _ = PackageTree.remove(hidden, in: inbox)
-                    return .failure(SystemError("remove", path: path, errno: error))
-                }
+                guard let error = PackageTree.remove(name, in: entry.directory) else { return .success(hidden) }
+                _ = PackageTree.remove(Array(hidden.utf8), in: inbox)
+                return .failure(SystemError("remove", path: path, errno: error))
             case .failure(.refused(let refusal)):
-                _ = PackageTree.remove(hidden, in: inbox)
+                _ = PackageTree.remove(Array(hidden.utf8), in: inbox)
                 return .failure(SystemError("copy (the package \(refusal.reason))", path: path, errno: .crossDevice))
             case .failure(.failed(let error)):
-                _ = PackageTree.remove(hidden, in: inbox)
+                _ = PackageTree.remove(Array(hidden.utf8), in: inbox)
                 return .failure(error)
             }
         case let error?:
             return .failure(SystemError("renameat2", path: path, errno: error))
-        }
-        switch inbox.publish(hidden, preferred: FileNames.sanitized(name), sidecar: sidecar) {
-        case .success(let placed):
-            entry.directory.removeSidecar(of: name)
-            return .success(inbox.child(placed))
-        case .failure(let error):
-            return .failure(SystemError("renameat2", path: inbox.child(displayName(hidden)), errno: error))
         }
     }
 }
