@@ -288,9 +288,17 @@ final class LauncherRig {
         return !stat[stat.index(end, offsetBy: 2)...].hasPrefix("Z")
     }
 
-    /// Runs the loop until `done` holds (looked at every 10 ms), then `settle` longer, or until 10 s have passed;
-    /// whether it held. sd-event does not run again once it exited: once per rig.
+    /// Runs the loop until `done` holds, then `settle` longer (`EventLoop.run(until:settle:)`): once per rig.
     func run(until done: @escaping () -> Bool, settle: Duration = .zero) -> Bool {
+        loop.run(until: done, settle: settle)
+    }
+}
+
+extension EventLoop {
+    /// Runs the loop until `done` holds (looked at every 10 ms), then `settle` longer, or until 10 s have passed;
+    /// whether it held. sd-event does not run again once it exited: once per loop.
+    func run(until done: @escaping () -> Bool, settle: Duration = .zero) -> Bool {
+        let loop = self
         var met = false
         var poll: EventSource?
         func check() {

@@ -332,18 +332,7 @@ final class CopyRig {
         let launcher = ProcessLauncher(spawner: spawner)
         guard case .started = launcher.start(delivery, copy: copy, registration: registration, container: container,
                                              ended: { outcome = $0 }) else { return nil }
-        var poll: EventSource?
-        func check() {
-            if outcome != nil {
-                loop.exit(code: 0)
-                return
-            }
-            poll = try? loop.addTimer(after: .milliseconds(10), accuracy: .milliseconds(1)) { check() }
-        }
-        poll = try? loop.addDefer { check() }
-        let deadline = try? loop.addTimer(after: .seconds(10)) { [loop] in loop.exit(code: 1) }
-        _ = try? loop.run()
-        _ = (poll, deadline)
+        _ = loop.run(until: { outcome != nil })
         return outcome
     }
 }
