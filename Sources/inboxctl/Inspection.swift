@@ -85,15 +85,38 @@ final class Inspection {
     /// Opens the file as the agent would (no symlink, no blocking, a regular file) and resolves its type, with its
     /// content-type attribute unless `readingAttribute` is false (a file about to be sent without it).
     func inspect(_ path: String, readingAttribute: Bool = true) -> Result<FileReport, InspectionError> {
+        let held: HeldDocument
+        switch Self.open(path) {
+        case .success(let opened): held = opened
+        case .failure(let error): return .failure(error)
+        }
+        defer { held.descriptor.close() }
+        return inspect(held, path: path, readingAttribute: readingAttribute)
+    }
+
+    /// A file or package directory opened as the agent opens one: never through a final symlink, never blocking.
+    struct HeldDocument {
+        let descriptor: FileDescriptor
+        let status: FileStatus
+    }
+
+    /// Opens `path` for `inspect(_:path:)`; the caller closes the descriptor.
+    static func open(_ path: String) -> Result<HeldDocument, InspectionError> {
         let file: FileDescriptor
         do {
             file = try FileDescriptor.open(path, .readOnly, options: [.noFollow, .nonBlocking, .noControllingTerminal])
         } catch {
             return .failure(InspectionError(error == .tooManyLinks ? "is a symbolic link" : "cannot open: \(error)"))
         }
-        defer { file.close() }
-        let st: FileStatus
-        do { st = try file.status() } catch { return .failure(InspectionError("cannot stat: \(error)")) }
+        do { return .success(HeldDocument(descriptor: file, status: try file.status())) } catch {
+            file.close()
+            return .failure(InspectionError("cannot stat: \(error)"))
+        }
+    }
+
+    /// Resolves the type of a file (or package) already opened by `open`: what is checked is what the caller holds.
+    func inspect(_ held: HeldDocument, path: String, readingAttribute: Bool = true) -> Result<FileReport, InspectionError> {
+        let file = held.descriptor, st = held.status
         if EntryKind(mode: st.st_mode) == .directory {
             return inspectPackage(file, status: st, path: path, readingAttribute: readingAttribute)
         }

@@ -15,6 +15,11 @@ enum DynamicIdentity {
     /// but its own (no account, no name-service lookup) and no leftover sweep of a handler's uid touches it.
     static let sniffer = Identity(uid: base + count, gid: base + count, groups: [], name: "inboxd-sniffer", home: "/")
 
+    /// Quick Look's built-in generators' identity under a root inboxctl: the uid (and gid) after the sniffer's,
+    /// nobody's but their own for the same reasons.
+    static let previewer = Identity(uid: base + count + 1, gid: base + count + 1, groups: [], name: "inboxd-preview",
+                                    home: "/")
+
     /// Allocates for `handlers` (sorted by identifier for a stable result), keeping what existing
     /// containers record and avoiding every uid already taken.
     static func allocate(_ handlers: [String], containers: Directory?, documentsPath: (String) -> String) -> [String: Identity] {
