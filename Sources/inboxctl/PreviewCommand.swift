@@ -37,8 +37,9 @@ enum PreviewCommand: InboxctlCommand {
         next best (with --with, that is an error). Viewers and generators alike run as you (as
         root: a viewer as the identity the agent gives its handler, a generator as an identity
         of its own, on a read-only copy), Landlock lets them write only in a scratch directory
-        that is removed afterwards, and they are bounded in time (a viewer's TimeoutSec=, else
-        the agent's DefaultTimeoutSec=, else 60s for a generator), memory and output. A file
+        that is removed afterwards, and they are bounded in time (a viewer by its TimeoutSec=,
+        else the agent's; a generator by the agent's TimeoutSec=, at most 60s), memory and
+        output. A file
         is opened once, without following a symbolic link, and generators read that
         descriptor. The exit status is 1 if a file could not be shown (said after the others
         are shown), a viewer failed or changed the file; 128 + the signal when interrupted.
@@ -150,7 +151,7 @@ enum PreviewCommand: InboxctlCommand {
         var options = PreviewRenderer.Options()
         if let size = parsed.value("--size").flatMap(Int.init) { options.size = size }
         if let pages = parsed.value("--pages").flatMap(Int.init) { options.maximumPages = pages }
-        options.timeout = settings.defaultTimeout ?? .seconds(60)
+        options.timeout = PreviewRenderer.Options.timeout(agent: settings.defaultTimeout)
         let (thumbnailers, problems) = ThumbnailerDirectories.load()
         for problem in problems { Inboxctl.write("inboxctl: \(problem)\n", to: 2) }
         let renderer: PreviewRenderer

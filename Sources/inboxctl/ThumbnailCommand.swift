@@ -52,6 +52,9 @@ enum ThumbnailCommand: InboxctlCommand {
         }
         var sizes = parsed.values("--size").compactMap(FreedesktopThumbnail.Size.init(rawValue:))
         if sizes.isEmpty { sizes = [.normal, .large] }
+        if LandlockRuleset.abi() == 0 {
+            Inboxctl.write("inboxctl: this kernel has no Landlock: the generators are not confined\n", to: 2)
+        }
         Interruption.catchSignals()
         let (thumbnailers, problems) = ThumbnailerDirectories.load()
         for problem in problems { Inboxctl.write("inboxctl: \(problem)\n", to: 2) }
@@ -61,7 +64,7 @@ enum ThumbnailCommand: InboxctlCommand {
             var options = PreviewRenderer.Options()
             options.size = size.pixels
             options.maximumPages = 1
-            options.timeout = settings.defaultTimeout ?? .seconds(60)
+            options.timeout = PreviewRenderer.Options.timeout(agent: settings.defaultTimeout)
             let renderer: PreviewRenderer
             do {
                 renderer = try PreviewRenderer(identity: CurrentProcess.isRoot ? PreviewRenderer.rootIdentity : nil,
