@@ -12,6 +12,12 @@ _inboxctl_options() {
     "$1" help "$2" 2>/dev/null | sed -n '/^OPTIONS:/,/^$/p' | grep -o -- '--[a-z][a-z-]*' | sort -u
 }
 
+# The words an option's help row lists as its values ("normal, large, x-large or xx-large (repeatable; ...)").
+_inboxctl_values() {
+    "$1" help "$2" 2>/dev/null | sed -n '/^OPTIONS:/,/^$/p' | sed -n "s/^ *$3 [A-Z]* *//p" | sed 's/ *(.*//' |
+        tr -s ', ' '\n\n' | grep -vx 'or'
+}
+
 _inboxctl() {
     local tool=${COMP_WORDS[0]} cur=${COMP_WORDS[COMP_CWORD]} prev=""
     ((COMP_CWORD > 0)) && prev=${COMP_WORDS[COMP_CWORD - 1]}
@@ -35,7 +41,18 @@ _inboxctl() {
     fi
     case $prev in
         --config | --defaults | --annotation-file) mapfile -t COMPREPLY < <(compgen -f -- "$cur"); return ;;
-        --handlers | --state | --runtime-dir | --inbox) mapfile -t COMPREPLY < <(compgen -d -- "$cur"); return ;;
+        --handlers | --state | --runtime-dir | --inbox | --output)
+            mapfile -t COMPREPLY < <(compgen -d -- "$cur")
+            return
+            ;;
+        --size)
+            # thumbnail's sizes are names; preview's is a number of pixels (nothing to offer).
+            COMPREPLY=()
+            [[ $subcommand == thumbnail ]] &&
+                mapfile -t COMPREPLY < <(compgen -W "$(_inboxctl_values "$tool" thumbnail --size)" -- "$cur")
+            return
+            ;;
+        --title | --pages | -n) COMPREPLY=(); return ;;
         --with | --handler)
             mapfile -t COMPREPLY < <(compgen -W "$("$tool" handlers "${agent_options[@]}" 2>/dev/null |
                 awk '/^[^ ]/ {print $1}')" -- "$cur")
