@@ -39,19 +39,50 @@ public struct ZipDirectory: Sendable, Hashable {
         self.entries = entries
     }
 
-    /// How many bytes at the end of a file hold the end record (and a Zip64 locator) at most.
-    public static let tailSize = 65_557 + 20
+    /// How many bytes at the end of a file hold the end record (and a Zip64 locator and record) at most: the 22-byte
+    /// end record with a comment of up to 65,535 bytes, the 20-byte locator and the 56-byte Zip64 record before it.
+    public static let tailSize = 65_557 + 20 + 56
 
     /// Finds the end of central directory record (Zip64 where it says so) in `tail`, the file's last bytes, which
     /// start at `tailOffset` of a file of `fileSize` bytes; nil when it is not a ZIP archive or the record is
     /// inconsistent with the file.
+    ///
+    /// The Zip64 end record must lie within `tail` (a `tailSize` tail always holds one written right before its
+    /// locator, as every writer does). Archives spanning disks and archives with bytes prepended to them (whose
+    /// offsets are off by that much) are not read.
     public static func locate(tail: [UInt8], tailOffset: UInt64, fileSize: UInt64) -> Location? {
-        fatalError("ZipDirectory.locate: to be written")
+        let (tailEnd, overflow) = tailOffset.addingReportingOverflow(UInt64(tail.count))
+        guard !overflow, tailEnd == fileSize, tail.count >= EndRecord.size else { return nil }
+        // Backwards, as a comment may itself hold the signature; a candidate that fails the checks is passed over.
+        for start in stride(from: tail.count - EndRecord.size, through: 0, by: -1)
+        where ByteFields.matches(tail, at: start, EndRecord.signature) {
+            if let location = EndRecord(tail, at: start)?.location(tail: tail, tailOffset: tailOffset) {
+                return location
+            }
+        }
+        return nil
     }
 
     /// Parses the central directory's bytes (`location.size` of them from `location.offset`); nil when malformed.
+    ///
+    /// The directory must hold exactly `location.entryCount` headers and nothing after them, each member's local
+    /// header and data must lie before the directory, and Zip64 extra fields must supply every value marked 0xFFFFFFFF.
     public static func parse(_ bytes: [UInt8], location: Location) -> ZipDirectory? {
-        fatalError("ZipDirectory.parse: to be written")
+        guard let size = Int(exactly: location.size), bytes.count >= size else { return nil }
+        let directory = Array(bytes[..<size])
+        var entries: [Entry] = []
+        entries.reserveCapacity(Int(min(location.entryCount, UInt64(size / CentralHeader.size))))
+        var offset = 0
+        while offset < size {
+            guard UInt64(entries.count) < location.entryCount,
+                  let (entry, next) = CentralHeader.read(directory, at: offset),
+                  entry.fits(before: location.offset)
+            else { return nil }
+            entries.append(entry)
+            offset = next
+        }
+        guard UInt64(entries.count) == location.entryCount else { return nil }
+        return ZipDirectory(entries: entries)
     }
 
     /// The entry named `name` (compared as bytes), if present.
