@@ -20,6 +20,8 @@ rounds so that drift in the machine's load falls on all alike:
               (empty, 65 bytes of text named .txt, the same bytes with no extension, 2 KiB of random
               bytes with no extension): what typing by content costs a delivery
   resolution  type resolution per file with many registrations (bench/resolution/main.swift)
+  preview     Quick Look's time to first picture against the tool it runs (bench/preview.py): a PDF page, a JPEG,
+              a picture on a terminal, a Word document through LibreOffice
 
 Every scenario but content and resolution runs once for each of --contents (default mix,empty): the
 realistic mix is the test corpus (Tests/Corpus/make-corpus, made once and kept while the script is
@@ -50,8 +52,10 @@ import sys
 import tempfile
 import time
 
+import preview
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-SCENARIOS = ["latency", "throughput", "burst", "resident", "batch", "content", "resolution"]
+SCENARIOS = ["latency", "throughput", "burst", "resident", "batch", "content", "resolution", "preview"]
 
 RUNNING = []  # what this run started and must stop if a benchmark fails half-way (agents and peers)
 
@@ -1125,6 +1129,8 @@ def report(results):
               % (r["registrations"], r["load_ms"], r["files"], r["resolutions"]))
         for step in r["steps"]:
             print("  %-36s median %7.1f us, p99 %7.1f us" % (step["step"], step["median_us"], step["p99_us"]))
+    if "preview" in results:
+        preview.report(results["preview"])
     if results.get("targets"):
         print("targets (docs/design.md)%s; ratios within one run:"
               % (", on %s files" % results["targets_content"] if results.get("targets_content") else ""))
@@ -1170,6 +1176,10 @@ def main():
     parser.add_argument("--corpus-script", help="Tests/Corpus/make-corpus")
     parser.add_argument("--registrations", type=int, default=5000)
     parser.add_argument("--resolution-rounds", type=int, default=20)
+    parser.add_argument("--inboxctl", help="the inboxctl binary, for the preview scenario")
+    parser.add_argument("--preview-corpus-script", help="Tests/PreviewCorpus/make-corpus, for the preview scenario")
+    parser.add_argument("--preview-runs", type=int, default=7, help="runs of each subject of the preview scenario")
+    parser.add_argument("--office-runs", type=int, default=3, help="runs of each LibreOffice subject of the preview scenario")
     parser.add_argument("--only", help="scenarios to run, comma-separated: " + ", ".join(SCENARIOS))
     parser.add_argument("--compare", action="append", default=[], metavar="LABEL=PATH",
                         help="another inboxd binary to run beside the main one (repeatable); launched handlers only")
@@ -1234,6 +1244,13 @@ def main():
             if "resolution" in only and args.resolution_bench:
                 print("resolution: %d registrations, the corpus..." % args.registrations, file=sys.stderr)
                 results["resolution"] = bench_resolution(args)
+            if "preview" in only:
+                if not args.inboxctl or not args.preview_corpus_script:
+                    results["preview"] = {"skipped": "needs --inboxctl and --preview-corpus-script (bench/run gives both)"}
+                else:
+                    print("preview: time to first picture, %d runs (LibreOffice %d)..." % (args.preview_runs, args.office_runs),
+                          file=sys.stderr)
+                    results["preview"] = preview.bench_preview(args, workdir)
         finally:
             for started in list(RUNNING):
                 started.kill()
@@ -1241,6 +1258,7 @@ def main():
     results["targets_content"] = main_content
     results["targets"] = targets(results["contents"].get(main_content, {}), results["contents"].get("empty"),
                                  results.get("content"))
+    results["targets"] += preview.targets(results.get("preview", {}))
     recorded = load_recorded(args.recorded)
     results["regressions"] = regressions(results, recorded)
     if args.record:

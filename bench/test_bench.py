@@ -6,6 +6,7 @@ import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import bench  # noqa: E402
+import preview  # noqa: E402
 
 
 def results(throughput_rounds, latency_rounds):
@@ -53,6 +54,51 @@ class Files(unittest.TestCase):
         files = bench.Files("mix", [("photo.png", b"\x89PNG"), ("notes", b"text\n")])
         self.assertEqual([files.name("f", i) for i in range(3)], ["f0-photo.png", "f1-notes", "f2-photo.png"])
         self.assertEqual(files.data(3), b"text\n")
+
+
+class Preview(unittest.TestCase):
+    def case(self, key, peer):
+        return preview.Case(key, key + " title", peer, 3, [])
+
+    def test_ratios_are_of_the_medians(self):
+        cases = [
+            # (inboxd seconds, peer seconds), inboxd ms, peer ms, ratio
+            (([0.10, 0.30, 0.12], [0.10, 0.08, 0.11]), 120.0, 100.0, 1.2),
+            (([0.05], [0.10]), 50.0, 100.0, 0.5),
+            (([0.2, 0.4], [0.1, 0.3]), 300.0, 200.0, 1.5),  # an even count: the middle two's mean
+        ]
+        for (ours, theirs), ours_ms, peer_ms, ratio in cases:
+            figure = preview.summarize(self.case("pdf", "pdftoppm"), {"inboxd": ours, "pdftoppm": theirs})
+            self.assertEqual((figure["inboxd_ms"], figure["peer_ms"], figure["ratio"]), (ours_ms, peer_ms, ratio), (ours, theirs))
+
+    def test_libreoffice_cold_is_the_first_run_and_warm_the_later_ones(self):
+        figure = preview.summarize(self.case("office", "soffice + pdftoppm"),
+                                   {"inboxd": [4.0, 1.0, 1.2, 9.0], "soffice + pdftoppm": [5.0, 1.0, 1.0, 1.0]})
+        self.assertEqual(figure["cold"], {"inboxd_ms": 4000.0, "peer_ms": 5000.0, "ratio": 0.8})
+        self.assertEqual(figure["warm"], {"inboxd_ms": 1200.0, "peer_ms": 1000.0, "ratio": 1.2})
+        self.assertEqual(preview.cold_warm([2.0]), (2.0, None))
+        self.assertEqual(preview.cold_warm([]), (None, None))
+
+    def test_a_failed_or_missing_figure_gives_no_ratio_and_no_target(self):
+        self.assertIsNone(preview.ratio(None, 1.0))
+        self.assertIsNone(preview.ratio(1.0, 0))
+        failed = preview.summarize(self.case("image", "gdk-pixbuf-thumbnailer"), {"inboxd": [], "gdk-pixbuf-thumbnailer": [0.1]},
+                                   "inboxd: inboxctl exited 1: no generator")
+        self.assertEqual(failed["skipped"], "inboxd: inboxctl exited 1: no generator")
+        results = {"cases": {"image": failed, "pdf": preview.summarize(self.case("pdf", "pdftoppm"),
+                                                                       {"inboxd": [0.13], "pdftoppm": [0.1]})}}
+        self.assertEqual([(t["met"], t["value"]) for t in preview.targets(results)], [(False, 1.3)])
+        self.assertEqual(preview.targets({"skipped": "inboxctl cannot preview"}), [])
+        single = {"cases": {"office": preview.summarize(self.case("office", "soffice"), {"inboxd": [3.0], "soffice": [3.0]})}}
+        self.assertEqual([t["target"].rsplit(", ", 1)[1] for t in preview.targets(single)], ["cold"])  # no warm run
+
+    def test_the_pages_inboxctl_says_it_wrote(self):
+        text = ('{"items":[{"index":1,"file":"/c/report.pdf","title":"report.pdf","type":"com.adobe.pdf","generator":"pdf",'
+                '"pageCount":3,"pages":[{"path":"/o/1-1.png","width":792,"height":1024}],"notes":[],"error":null},'
+                '{"index":2,"file":"/c/huge.png","title":"huge.png","type":"public.png","generator":"image","pageCount":0,'
+                '"pages":[],"notes":[],"error":"30000 x 30000 pixels is over the bound"}]}')
+        self.assertEqual(preview.pages_in(text), [("report.pdf", ["/o/1-1.png"], None),
+                                                  ("huge.png", [], "30000 x 30000 pixels is over the bound")])
 
 
 if __name__ == "__main__":

@@ -975,6 +975,61 @@ check_examples_installed() {
     inside grep sums.json /var/lib/inboxd/containers/com.example.checksum/Documents/checksums.tsv | sed 's/^/    /'
 }
 
+# Quick Look's built-in generators as installed: an ordinary user previews the corpus's
+# report.pdf (3 pages) and photo.png (640 x 480) to PNG pages with the package's inboxctl.
+# Each page is a PNG whose longest side is --size's 1024, or the picture's own when smaller
+# (as the JSON says, and read from its IHDR in the container); no scratch directory is left.
+check_preview() {
+    local json report ok=0 path want dims width height left
+    inside id -u previewer >/dev/null 2>&1 || inside useradd --create-home previewer || return 1
+    json=$(as previewer sh -c 'cd && rm -rf pages && mkdir pages &&
+        cp /srv/inboxd-tests/files/preview/report.pdf /srv/inboxd-tests/files/preview/photo.png . &&
+        inboxctl preview --builtin --output "$HOME/pages" --json report.pdf photo.png') || {
+        echo "    inboxctl preview --builtin --output --json report.pdf photo.png failed"
+        printf '%s\n' "$json" | sed 's/^/    /'
+        return 1
+    }
+    # The JSON is read on the host (the container has no JSON tool): a summary line per item,
+    # then "page PATH LONGEST" per page; it fails when a count, a size or an error is wrong.
+    report=$(python3 -c '
+import json, sys
+items = json.loads(sys.argv[1])["items"]
+want = {"report.pdf": (3, 1024), "photo.png": (1, 640)}
+ok = [item.get("title") for item in items] == list(want)
+for item in items:
+    count, longest = want.get(item.get("title"), (None, None))
+    pages = item.get("pages") or []
+    print("    %s: generator %s, %s pages, %d PNG files, error %s"
+          % (item.get("title"), item.get("generator"), item.get("pageCount"), len(pages), item.get("error")))
+    ok = ok and item.get("error") is None and item.get("pageCount") == count and len(pages) == count
+    for page in pages:
+        if max(page["width"], page["height"]) != longest:
+            print("    %s: %dx%d in the JSON, not %d on its longest side" % (page["path"], page["width"], page["height"], longest))
+            ok = False
+        print("page", page["path"], longest)
+sys.exit(0 if ok else 1)' "$json" 2>&1) || ok=1
+    grep -v '^page ' <<<"$report"
+    while read -r _ path want; do
+        # IHDR: width and height, 4 bytes each, big-endian, at bytes 16-23 of a PNG.
+        dims=$(inside od -An -tu1 -j16 -N8 "$path") || {
+            echo "    $path is not there"
+            ok=1
+            continue
+        }
+        read -r width height < <(awk '{ print $1 * 16777216 + $2 * 65536 + $3 * 256 + $4, $5 * 16777216 + $6 * 65536 + $7 * 256 + $8 }' <<<"$dims")
+        if (((width > height ? width : height) != want)); then
+            echo "    $path is ${width}x$height, not $want on its longest side"
+            ok=1
+        fi
+    done < <(grep '^page ' <<<"$report")
+    left=$(inside find /tmp -maxdepth 1 -name 'inboxctl-preview-*')
+    [[ -z $left ]] || {
+        echo "    scratch directories left in /tmp: $(paste -sd' ' <<<"$left")"
+        ok=1
+    }
+    return "$ok"
+}
+
 run_checks() {
     check "install: dpkg -i starts inboxd, active (running), STATUS=" check_install || return 0
     check "the unit's sandbox holds the running agent" check_agent_sandbox || true
@@ -986,6 +1041,7 @@ run_checks() {
     check "the installed agent moves a dropped file by rename (inode)" check_move_by_inode || true
     check "a symlink, a hard link and a FIFO are moved aside to failed/" check_moved_aside || true
     check "the examples work as installed (Swift resident checksum)" check_examples_installed || true
+    check "an ordinary user previews a PDF and a PNG to PNG pages (--builtin)" check_preview || true
     check "a root handler is confined by the unit and by Landlock" check_handler_sandbox || true
     check "an RTFD renamed in whole reaches its handler, read-only inside" check_package_delivery || true
     check "systemctl reload: re-read in place, running again" check_reload || true
