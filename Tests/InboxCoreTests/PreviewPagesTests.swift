@@ -160,6 +160,15 @@ struct PreviewPagesTests {
         ]])
     }
 
+    /// Sizes from a terminal that lies, or from a caller's arithmetic, never trap.
+    @Test(arguments: [(Int.max, Int.max), (Int.min, Int.min), (Int.max, Int.min), (Int.min, Int.max)])
+    func extremeSizes(_ width: Int, _ height: Int) {
+        let table = Self.table([["a", "b"], ["1", "2"], ["3", "4"]])
+        let rows = PreviewPages.table(table, width: width, height: height).joined()
+        #expect(rows.filter { $0.hasPrefix("1") || $0.hasPrefix("3") }.count == 2)
+        #expect(PreviewPages.text(["abc", "d"], width: width, height: height).joined().joined() == "abcd")
+    }
+
     @Test func anEmptyTableIsOneEmptyPage() {
         #expect(PreviewPages.table(Self.table([]), width: 80, height: 10) == [[]])
         #expect(PreviewPages.table(Self.table([[]]), width: 80, height: 10) == [[]])

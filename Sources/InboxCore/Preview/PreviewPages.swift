@@ -103,6 +103,6 @@ public enum PreviewPages {
     static func paged(_ lines: [String], height: Int) -> [[String]] {
         let height = max(1, height)
         guard !lines.isEmpty else { return [[]] }
-        return stride(from: 0, to: lines.count, by: height).map { Array(lines[$0..<min($0 + height, lines.count)]) }
+        return stride(from: 0, to: lines.count, by: height).map { Array(lines[$0..<($0 + min(height, lines.count - $0))]) }
     }
 }

@@ -36,10 +36,10 @@ struct TableLayout {
     func pages(height: Int) -> [[String]] {
         guard !widths.isEmpty else { return [[]] }
         let top = [line(header), ruleLine()]
-        let perPage = max(1, height - 2)
+        let perPage = height > 3 ? height - 2 : 1
         guard !body.isEmpty else { return [top] }
         return stride(from: body.startIndex, to: body.endIndex, by: perPage).map { start in
-            top + body[start..<min(start + perPage, body.endIndex)].map(line)
+            top + body[start..<(start + min(perPage, body.endIndex - start))].map(line)
         }
     }
 
