@@ -15,6 +15,11 @@ enum DynamicIdentity {
     /// but its own (no account, no name-service lookup) and no leftover sweep of a handler's uid touches it.
     static let sniffer = Identity(uid: base + count, gid: base + count, groups: [], name: "inboxd-sniffer", home: "/")
 
+    /// Quick Look's built-in generators' identity (`PreviewRenderer` as root): the next uid above the sniffer's, for
+    /// the same reasons; it reads only the copies made for it and writes only in the renderer's scratch directory.
+    static let previewer = Identity(uid: base + count + 1, gid: base + count + 1, groups: [], name: "inboxd-previewer",
+                                    home: "/")
+
     /// Allocates for `handlers` (sorted by identifier for a stable result), keeping what existing
     /// containers record and avoiding every uid already taken.
     static func allocate(_ handlers: [String], containers: Directory?, documentsPath: (String) -> String) -> [String: Identity] {
