@@ -15,8 +15,8 @@ enum DynamicIdentity {
     /// but its own (no account, no name-service lookup) and no leftover sweep of a handler's uid touches it.
     static let sniffer = Identity(uid: base + count, gid: base + count, groups: [], name: "inboxd-sniffer", home: "/")
 
-    /// Quick Look's built-in generators' identity under a root inboxctl: the uid (and gid) after the sniffer's,
-    /// nobody's but their own for the same reasons.
+    /// Quick Look's built-in generators' identity (`PreviewRenderer` as root): the next uid above the sniffer's, for
+    /// the same reasons; it reads only the copies made for it and writes only in the renderer's scratch directory.
     static let previewer = Identity(uid: base + count + 1, gid: base + count + 1, groups: [], name: "inboxd-preview",
                                     home: "/")
 

@@ -1,3 +1,4 @@
+import Glibc
 import InboxCore
 
 /// A document to preview: held by descriptor (opened with the no-link rules: a regular file, or a package's
@@ -96,27 +97,142 @@ public final class PreviewRenderer {
     }
 
     public let options: Options
+    /// Who the generators run as; nil is the caller.
+    let identity: Identity?
+    let landlockABI: Int
+    let thumbnailers: [ThumbnailerEntry]
+    let scratch: PreviewScratch
+    let sandbox: GeneratorSandbox
+
+    /// Who the generators should run as for this process: as root, an identity of their own
+    /// (`inboxd-previewer`, uid 0x70010001, no account), which reads only the copies made for it; else the caller.
+    public static var defaultIdentity: Identity? { CurrentProcess.isRoot ? DynamicIdentity.previewer : nil }
 
     public init(identity: Identity?, landlockABI: Int, options: Options,
                 thumbnailers: [ThumbnailerEntry]) throws(SystemError) {
-        fatalError("PreviewRenderer.init: to be written")
+        // The caller's own uid needs no identity change, nor copies: its files are readable as they are.
+        let identity = identity.flatMap { $0.uid == CurrentProcess.userID ? nil : $0 }
+        self.identity = identity
+        self.landlockABI = landlockABI
+        self.options = options
+        self.thumbnailers = thumbnailers
+        scratch = try PreviewScratch(identity: identity)
+        sandbox = GeneratorSandbox(scratch: scratch, identity: identity, landlockABI: landlockABI,
+                                   timeout: options.timeout)
     }
+
+    /// Removes the scratch directory and every picture in it now (deinit does too).
+    public func close() { scratch.remove() }
+
+    deinit { scratch.remove() }
 
     /// Renders `document` with `generator`.
     public func render(_ document: PreviewDocument, with generator: PreviewGenerator) -> Result<RenderedPreview, PreviewError> {
-        fatalError("PreviewRenderer.render: to be written")
+        if document.package, generator != .iWork, generator != .facts {
+            return .failure(.unsupported("is a package (a directory); no built-in generator reads "
+                                         + "\(document.contentType) packages"))
+        }
+        let file = document.descriptor
+        switch generator {
+        case .pdf: return renderPDF(file)
+        case .postscript: return renderPostScript(file)
+        case .image: return renderImage(file, name: document.name)
+        case .text: return readText(document).map { text in
+            RenderedPreview(content: .text(text), pageCount: 1, notes: textNotes(text, document))
+        }
+        case .table(let delimiter): return readText(document).map { text in
+            let table = DelimitedTable.parse(text.lines.joined(separator: "\n"), delimiter: delimiter)
+            var notes = textNotes(text, document)
+            if table.truncated { notes.append("rows or columns past the table's bounds were left out") }
+            return RenderedPreview(content: .table(table), pageCount: 1, notes: notes)
+        }
+        case .office: return renderOffice(document)
+        case .iWork: return renderIWork(document)
+        case .thumbnailer(let entry): return renderThumbnailer(entry, document)
+        case .facts: return .failure(.unsupported("no built-in generator reads \(document.contentType)"))
+        }
     }
 
     /// Text pages (lines, as `PreviewPages` laid them out) drawn as PNG pictures, one per page, in a monospace font
     /// (pango-view), for `--output` and thumbnails.
     public func pictures(ofTextPages pages: [[String]]) -> Result<[String], PreviewError> {
-        fatalError("PreviewRenderer.pictures: to be written")
+        let pango: String
+        switch GeneratorTool.pango.locate() {
+        case .success(let path): pango = path
+        case .failure(let error): return .failure(error)
+        }
+        let run: (directory: Directory, index: Int)
+        do { run = try scratch.makeRunDirectory() } catch { return .failure(.system(error)) }
+        var pictures: [String] = []
+        for (number, lines) in pages.enumerated() {
+            let text: String
+            do { text = try scratch.writeInput("text-\(run.index)-\(number + 1).txt",
+                                                bytes: Array(lines.joined(separator: "\n").utf8) + [0x0A]) } catch {
+                return .failure(.system(error))
+            }
+            let output = "page-\(number + 1).png"
+            var process = GeneratorProcess("pango-view", executable: pango, arguments: [
+                "--no-display", "--font=DejaVu Sans Mono 11", "--margin=16", "--background=white",
+                "--foreground=black", "--output=" + run.directory.child(output), text,
+            ], addressSpace: options.addressSpace, fileSize: options.fileSize)
+            process.writable = [run.directory.path]
+            if case .failure(let error) = sandbox.run(process) { return .failure(error) }
+            guard let picture = scratch.collect(Array(output.utf8), from: run.directory,
+                                                as: "\(run.index)-text-\(number + 1).png") else {
+                return .failure(.failed("pango-view drew no picture of page \(number + 1)"))
+            }
+            pictures.append(picture)
+        }
+        return .success(pictures)
     }
+
+    /// The maximum bytes of terminal output a picture may make.
+    static let maximumTerminalPicture: UInt64 = 16 << 20
 
     /// A PNG page drawn for a terminal of `columns` × `rows` cells with chafa (its symbols, or sixel/kitty graphics
     /// as `format` says or chafa detects from `environment`), as the bytes to write to the terminal.
     public func terminalPicture(_ png: String, columns: Int, rows: Int, format: String?,
                                 environment: [String]) -> Result<[UInt8], PreviewError> {
-        fatalError("PreviewRenderer.terminalPicture: to be written")
+        let chafa: String
+        switch GeneratorTool.chafa.locate() {
+        case .success(let path): chafa = path
+        case .failure(let error): return .failure(error)
+        }
+        let file: FileDescriptor
+        do { file = try .open(png, .readOnly, options: [.noFollow, .nonBlocking, .noControllingTerminal]) } catch {
+            return .failure(.system(SystemError("open", path: png, errno: error)))
+        }
+        defer { file.close() }
+        guard let st = try? file.status(), (st.st_mode & S_IFMT) == S_IFREG else {
+            return .failure(.system(SystemError("open (not a regular file)", path: png, errno: .invalidArgument)))
+        }
+        let input: GeneratorInput
+        switch provide(file, name: "picture.png", needsName: false) {
+        case .success(let provided): input = provided
+        case .failure(let error): return .failure(error)
+        }
+        let output: FileDescriptor
+        do { output = try scratch.makeLog("chafa-output") } catch { return .failure(.system(error)) }
+        defer { output.close() }
+        let bound = min(options.fileSize, Self.maximumTerminalPicture)
+        var arguments = ["--size=\(max(1, columns))x\(max(1, rows))"]
+        if let format { arguments.append("--format=" + format) }
+        arguments += ["--animate=off", "--polite=on", input.path]
+        var process = GeneratorProcess("chafa", executable: chafa, arguments: arguments,
+                                       addressSpace: options.addressSpace, fileSize: bound)
+        process.input = input.standardInput
+        process.output = output
+        // What chafa reads to detect the terminal's graphics; nothing else of the caller's environment.
+        let terminal: Set<Substring> = ["TERM", "COLORTERM", "TERM_PROGRAM", "TERM_PROGRAM_VERSION", "VTE_VERSION",
+                                        "KITTY_WINDOW_ID", "WT_SESSION", "KONSOLE_VERSION", "TMUX", "MLTERM"]
+        process.environment = environment.filter { entry in
+            entry.split(separator: "=", maxSplits: 1).first.map { terminal.contains($0) } ?? false
+        }
+        if case .failure(let error) = sandbox.run(process) { return .failure(error) }
+        let size = Int((try? output.status().st_size) ?? 0)
+        switch PreviewInput.read(output, count: min(size, Int(bound))) {
+        case .success(let bytes): return .success(bytes)
+        case .failure(let error): return .failure(.system(SystemError("pread", errno: error)))
+        }
     }
 }
