@@ -407,7 +407,7 @@ struct PreviewRendererTests {
         #expect(pngSize(picture).map { max($0.width, $0.height) } == 64)
         #expect(pixel(picture, x: 5, y: 5) == "red")
 
-        let sleeper = ThumbnailerEntry(path: "sleep.thumbnailer", tryExec: nil, exec: ["sleep", "30", "%o"],
+        let sleeper = ThumbnailerEntry(path: "sleep.thumbnailer", tryExec: nil, exec: ["sh", "-c", "sleep 30", "%o"],
                                        mimeTypes: ["image/png"])
         let started = ContinuousClock.now
         let slept = try renderResult(renderer, png, type: "public.png", with: .thumbnailer(sleeper))

@@ -262,7 +262,8 @@ extension PreviewRenderer {
         process.sockets = ["/tmp"]
         let before = Self.officePipes(ownedBy: identity?.uid ?? CurrentProcess.userID)
         var ran = sandbox.run(process)
-        if case .failure(.failed) = ran, removeOfficePipes(except: before) {
+        let leftPipe = removeOfficePipes(except: before)
+        if case .failure(.failed) = ran, leftPipe {
             ran = sandbox.run(process)
             removeOfficePipes(except: before)
         }
