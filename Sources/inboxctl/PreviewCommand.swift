@@ -156,7 +156,7 @@ enum PreviewCommand: InboxctlCommand {
         for problem in problems { Inboxctl.write("inboxctl: \(problem)\n", to: 2) }
         let renderer: PreviewRenderer
         do {
-            renderer = try PreviewRenderer(identity: CurrentProcess.isRoot ? PreviewRenderer.rootIdentity : nil,
+            renderer = try PreviewRenderer(identity: PreviewRenderer.defaultIdentity,
                                            landlockABI: landlockABI, options: options, thumbnailers: thumbnailers)
         } catch {
             Inboxctl.write("inboxctl: cannot prepare the previews: \(error)\n", to: 2)

@@ -67,7 +67,7 @@ enum ThumbnailCommand: InboxctlCommand {
             options.timeout = PreviewRenderer.Options.timeout(agent: settings.defaultTimeout)
             let renderer: PreviewRenderer
             do {
-                renderer = try PreviewRenderer(identity: CurrentProcess.isRoot ? PreviewRenderer.rootIdentity : nil,
+                renderer = try PreviewRenderer(identity: PreviewRenderer.defaultIdentity,
                                                landlockABI: LandlockRuleset.abi(), options: options,
                                                thumbnailers: thumbnailers)
             } catch {

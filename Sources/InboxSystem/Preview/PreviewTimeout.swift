@@ -1,8 +1,3 @@
-extension PreviewRenderer {
-    /// Who the generators run as when inboxctl runs as root: an identity of their own (DynamicIdentity.previewer).
-    public static var rootIdentity: Identity { DynamicIdentity.previewer }
-}
-
 extension PreviewRenderer.Options {
     /// A generator's time bound: the agent's `TimeoutSec=` (nil: none), but never more than a minute, so that a
     /// document built to be slow (a PDF bomb) ends in an error a person still waits for.
