@@ -262,7 +262,11 @@ struct QuickLookTests {
         -> (status: Int32, stdout: String, stderr: String) {
         let process = Process()
         process.executableURL = Binaries.inboxctl
+        // The agent's TimeoutSec= bounds a generator: 8 s, so that the PDF bomb ends soon.
+        let config = world.root.appendingPathComponent("quicklook.conf")
+        try "[Agent]\nTimeoutSec=8\n".write(to: config, atomically: true, encoding: .utf8)
         process.arguments = ["preview", "--builtin"] + arguments
+            + ["--config", config.path, "--handlers", world.handlers.path, "--state", world.state.path]
         process.environment = environment(world)
         let stdout = world.root.appendingPathComponent("preview.out"), stderr = world.root.appendingPathComponent("preview.err")
         _ = FileManager.default.createFile(atPath: stdout.path, contents: nil)

@@ -219,6 +219,12 @@ extension PreviewRenderer {
     /// copy (it needs the extension), shown as a PDF is.
     func renderOffice(_ document: PreviewDocument) -> Result<RenderedPreview, PreviewError> {
         let file = document.descriptor
+        let zipBased = ["org.openxmlformats.", "org.oasis-open.opendocument"].contains { document.contentType.hasPrefix($0) }
+        if zipBased && !PreviewInput.isZip(file) {
+            // Its name (or attribute) says Office Open XML or OpenDocument, both ZIP archives; LibreOffice would take
+            // whatever it is for text and show that.
+            return .failure(.refused("is not a ZIP archive, as every \(document.contentType) document is"))
+        }
         if PreviewInput.isZip(file) {
             switch PreviewInput.zipDirectory(file, size: document.size) {
             case .success(let directory):
