@@ -357,14 +357,17 @@ enum Packages {
         #expect(handlers.stdout.hasPrefix("Handlers for Report.rtfd (com.apple.rtfd):\n"), "\(handlers.stdout)")
         #expect(handlers.stdout.contains(handler))
 
-        // open --with sends it to that handler, as a file; preview does not take a package.
+        // open --with sends it to that handler, as a file; preview shows what the built-in previews know of it.
         let opened = try world.inboxctl("open", ["--with", handler, report.path])
         #expect(opened.status == 0, "\(opened.stderr)")
         #expect(opened.stdout == world.inbox.appendingPathComponent("Report.rtfd").path + "\n")
         #expect(attribute("user.inbox.handler", of: world.inbox.appendingPathComponent("Report.rtfd")) == handler)
         let preview = try world.inboxctl("preview", [report.path])
-        #expect(preview.status == 1)
-        #expect(preview.stderr == "inboxctl: \(report.path): is a package document (a directory); preview shows single files\n")
+        #expect(preview.status == 0, "\(preview.stderr)")
+        #expect(preview.stdout.hasPrefix("[1/1] Report.rtfd\nName:     Report.rtfd\nType:     com.apple.rtfd"),
+                "\(preview.stdout)")
+        #expect(preview.stdout.contains("Package:  \(Packages.rtfdEntries) entries, \(Packages.rtfdBytes) bytes"),
+                "\(preview.stdout)")
 
         // A file's info is as it was: no package row.
         let note = world.root.appendingPathComponent("note.txt")

@@ -76,9 +76,11 @@ struct InboxctlPreviewTests {
         try world.write(text, to: world.handlerFile(editor))
         let photo = world.root.appendingPathComponent("photo.png")
         try Data(pngBytes(width: 2, height: 2)).write(to: photo)
+        // No viewer: the Editor is not asked; the built-in preview shows it (written out: stdout is no terminal).
         let none = try world.inboxctl("preview", [photo.path])
-        #expect(none.status == 1)
-        #expect(none.stderr == "inboxctl: no viewer for \(photo.path) (public.png): no handler has Role=Viewer for it\n")
+        #expect(none.stdout.hasPrefix("[1/1] photo.png\n"), "\(none.stdout)")
+        #expect(!none.stderr.contains(editor), "\(none.stderr)")
+        #expect(world.allEntries(of: world.output).isEmpty)
 
         let note = world.root.appendingPathComponent("note.txt")
         try Data("note\n".utf8).write(to: note)
@@ -293,12 +295,17 @@ struct InboxctlPreviewTests {
         let second = "test.broken2.\(world.tag)"
         try world.write(world.registrationText(second, exec: "/nonexistent/other %f", contentTypes: "public.plain-text"),
                         to: world.handlerFile(second))
+        // No registered viewer starts: after saying which were tried and why, the built-in preview shows it.
         let none = try world.inboxctl("preview", [note.path])
-        #expect(none.status == 1)
-        let last = none.stderr.split(separator: "\n").map(String.init).drop { !$0.hasPrefix("inboxctl: no viewer") }
-        #expect(last.first == "inboxctl: no viewer could show \(note.path) (public.plain-text); tried, best first:",
+        #expect(none.status == 0, "\(none.stderr)")
+        #expect(none.stdout == "[1/1] note.txt\nhello\n", "\(none.stdout)")
+        let last = Array(none.stderr.split(separator: "\n").map(String.init).drop { !$0.hasPrefix("inboxctl: no registered") })
+        #expect(last.first == "inboxctl: no registered viewer could show \(note.path) (public.plain-text); tried, best first:",
                 "\(none.stderr)")
-        #expect(last.dropFirst().map { $0.prefix { $0 != ":" } } == ["  \(best)", "  \(second)"], "\(none.stderr)")
-        #expect(last.last?.contains("execve /nonexistent/other: No such file or directory") == true, "\(none.stderr)")
+        #expect(last.dropFirst().dropLast().map { $0.prefix { $0 != ":" } } == ["  \(best)", "  \(second)"],
+                "\(none.stderr)")
+        #expect(last.dropLast().last?.contains("execve /nonexistent/other: No such file or directory") == true,
+                "\(none.stderr)")
+        #expect(last.last == "inboxctl: showing the built-in preview of \(note.path)", "\(none.stderr)")
     }
 }

@@ -6,11 +6,26 @@ import Testing
 /// directories); `--terminal` keeps it here.
 @Suite(.serialized, .enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/xdg-open")
                               || ProcessInfo.processInfo.environment["CI"] == "true",
-                             "xdg-open is not installed (xdg-utils)"))
+                             "xdg-open is not installed (xdg-utils)"),
+       .enabled(if: getuid() != 0 || nobodyCanRunTheAgent,
+                "as root the desktop is never asked; nobody (uid 65534) cannot run the built inboxctl from here"))
 struct QuickLookDesktopTests: InspectsWorkspace {
     let workspace: InspectWorkspace
 
-    init() throws { workspace = try InspectWorkspace() }
+    init() throws {
+        workspace = try InspectWorkspace()
+        // As root the test runs inboxctl as nobody (root's previews never go to a desktop): the workspace is theirs too.
+        _ = chmod(workspace.directory.path, 0o777)
+    }
+
+    /// inboxctl with exactly `environment`, as the caller, or as nobody when the caller is root.
+    func preview(_ arguments: [String], environment: [String: String]) throws -> (status: Int32, stdout: String, stderr: String) {
+        let all = ["preview"] + arguments + agentOptions
+        guard getuid() == 0 else { return try inboxctl(all, environment: environment) }
+        return try run("/usr/bin/setpriv", ["--reuid=65534", "--regid=65534", "--clear-groups", "/usr/bin/env", "-i"]
+                       + environment.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }
+                       + [Binaries.inboxctl.path] + all)
+    }
 
     /// A desktop of the test's own: `recorder.desktop` is the default application for `mimeType`, and writes the
     /// path it was given to `record`.
@@ -18,6 +33,9 @@ struct QuickLookDesktopTests: InspectsWorkspace {
         let record = directory.appendingPathComponent("record")
         let recorder = try write("recorder", "#!/bin/sh\necho \"$1\" >\(record.path).part && mv \(record.path).part \(record.path)\n")
         try FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: recorder.path)
+        for file in ["inboxd.conf"] {
+            try FileManager.default.setAttributes([.posixPermissions: 0o644], ofItemAtPath: directory.appendingPathComponent(file).path)
+        }
         let applications = directory.appendingPathComponent("data/applications")
         let config = directory.appendingPathComponent("config")
         try FileManager.default.createDirectory(at: applications, withIntermediateDirectories: true)
@@ -34,7 +52,7 @@ struct QuickLookDesktopTests: InspectsWorkspace {
         let environment = ["PATH": "/usr/bin:/bin", "HOME": directory.path, "DISPLAY": ":99",
                            "XDG_DATA_HOME": directory.appendingPathComponent("data").path,
                            "XDG_CONFIG_HOME": config.path, "XDG_DATA_DIRS": "/usr/share",
-                           "TMPDIR": NSTemporaryDirectory()]
+                           "TMPDIR": directory.path]
         return (environment, record)
     }
 
@@ -50,7 +68,7 @@ struct QuickLookDesktopTests: InspectsWorkspace {
     @Test func aDesktopSessionHandsTheFileToItsViewer() throws {
         let (environment, record) = try desktop(handling: "text/plain")
         let note = try write("note.txt", "Minutes of Monday\n")
-        let shown = try inboxctl(["preview", note.path] + agentOptions, environment: environment)
+        let shown = try preview([note.path], environment: environment)
         #expect(shown.status == 0, "\(shown.stderr)")
         #expect(shown.stdout.isEmpty, "\(shown.stdout)")
         #expect(waitFor(record) == note.path + "\n")
@@ -59,7 +77,7 @@ struct QuickLookDesktopTests: InspectsWorkspace {
     @Test func terminalKeepsThePreviewHere() throws {
         let (environment, record) = try desktop(handling: "text/plain")
         let note = try write("note.txt", "Minutes of Monday\n")
-        let shown = try inboxctl(["preview", "--terminal", note.path] + agentOptions, environment: environment)
+        let shown = try preview(["--terminal", note.path], environment: environment)
         #expect(shown.status == 0, "\(shown.stderr)")
         #expect(shown.stdout == "[1/1] note.txt\nMinutes of Monday\n", "\(shown.stdout)")
         Thread.sleep(forTimeInterval: 0.5)
@@ -69,7 +87,7 @@ struct QuickLookDesktopTests: InspectsWorkspace {
     @Test func aTypeTheDesktopHasNoViewerForIsAnError() throws {
         let (environment, _) = try desktop(handling: "application/x-inboxd-nothing")
         let note = try write("note.txt", "Minutes of Monday\n")
-        let shown = try inboxctl(["preview", note.path] + agentOptions, environment: environment)
+        let shown = try preview([note.path], environment: environment)
         #expect(shown.status == 1)
         #expect(shown.stderr.contains("inboxctl: cannot preview \(note.path): xdg-open exited with status"),
                 "\(shown.stderr)")

@@ -179,7 +179,8 @@ extension PreviewRenderer {
     }
 
     func textNotes(_ text: DecodedText, _ document: PreviewDocument) -> [String] {
-        var notes = ["decoded as \(text.encoding.rawValue)"]
+        // UTF-8 goes without saying; any other encoding was a guess the person should know of.
+        var notes = text.encoding == .utf8 ? [] : ["decoded as \(text.encoding.rawValue)"]
         if text.truncated {
             notes.append("only the first \(byteCount(UInt64(options.maximumTextBytes))) of "
                          + "\(byteCount(UInt64(max(0, document.size)))) are shown")

@@ -170,20 +170,44 @@ public final class PreviewRenderer {
                                                 bytes: Array(lines.joined(separator: "\n").utf8) + [0x0A]) } catch {
                 return .failure(.system(error))
             }
-            let output = "page-\(number + 1).png"
-            var process = GeneratorProcess("pango-view", executable: pango, arguments: [
-                "--no-display", "--font=DejaVu Sans Mono 11", "--margin=16", "--background=white",
-                "--foreground=black", "--output=" + run.directory.child(output), text,
-            ], addressSpace: options.addressSpace, fileSize: options.fileSize)
-            process.writable = [run.directory.path]
-            if case .failure(let error) = sandbox.run(process) { return .failure(error) }
-            guard let picture = scratch.collect(Array(output.utf8), from: run.directory,
-                                                as: "\(run.index)-text-\(number + 1).png") else {
-                return .failure(.failed("pango-view drew no picture of page \(number + 1)"))
+            // Drawn at 96 dpi; a page larger than `size` is drawn again at a lower resolution until it fits.
+            var dpi = 96
+            var attempt = 0
+            while true {
+                attempt += 1
+                let output = "page-\(number + 1)-\(attempt).png"
+                let margin = max(1, 16 * dpi / 96)
+                var process = GeneratorProcess("pango-view", executable: pango, arguments: [
+                    "--no-display", "--font=DejaVu Sans Mono 11", "--dpi=\(dpi)", "--margin=\(margin)",
+                    "--background=white", "--foreground=black", "--output=" + run.directory.child(output), text,
+                ], addressSpace: options.addressSpace, fileSize: options.fileSize)
+                process.writable = [run.directory.path]
+                if case .failure(let error) = sandbox.run(process) { return .failure(error) }
+                guard let picture = scratch.collect(Array(output.utf8), from: run.directory,
+                                                    as: "\(run.index)-text-\(number + 1)-\(attempt).png") else {
+                    return .failure(.failed("pango-view drew no picture of page \(number + 1)"))
+                }
+                let longest = Self.longestSide(of: picture)
+                // Glyphs are hinted to whole pixels, so a page does not shrink in proportion: try again, smaller.
+                if attempt < 6, dpi > 1, let longest, longest > options.size {
+                    dpi = max(1, min(dpi - 1, dpi * options.size / longest))
+                    continue
+                }
+                pictures.append(picture)
+                break
             }
-            pictures.append(picture)
         }
         return .success(pictures)
+    }
+
+    /// The longer side of a PNG we collected, from its header.
+    static func longestSide(of png: String) -> Int? {
+        guard let file = try? FileDescriptor.open(png, .readOnly, options: [.noFollow]) else { return nil }
+        defer { file.close() }
+        var header = [UInt8](repeating: 0, count: 64)
+        guard let count = try? header.withUnsafeMutableBytes({ bytes throws(Errno) in try file.read(fully: bytes, at: 0) }),
+              let size = PNGFile.dimensions(Array(header.prefix(count))) else { return nil }
+        return max(size.width, size.height)
     }
 
     /// The maximum bytes of terminal output a picture may make.
