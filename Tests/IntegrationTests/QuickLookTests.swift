@@ -430,9 +430,33 @@ final class Terminal {
         // The command's directory holds inboxctl; `sleep` keeps the pane to look at after it ends.
         let line = "PATH=\(shellQuoted(Binaries.directory.path)):/usr/bin:/bin TMPDIR=\(shellQuoted(world.root.path)) "
             + "\(command); echo inboxctl-ended; sleep 30"
-        let started = try run("/usr/bin/tmux", ["-L", socket, "-f", "/dev/null", "new-session", "-d", "-x", "100", "-y", "30",
-                                                line])
-        guard started.status == 0 else { throw QuickLookCorpus.Failure(description: "tmux: \(started.stderr)") }
+        // Not through Foundation's Process: the tmux server it starts outlives the client and may keep whatever
+        // descriptors it inherited (another test's pipes among them), and Process would wait for them to close.
+        let status = Self.spawnAndWait(["/usr/bin/tmux", "-L", socket, "-f", "/dev/null", "new-session", "-d",
+                                        "-x", "100", "-y", "30", line])
+        guard status == 0 else { throw QuickLookCorpus.Failure(description: "tmux new-session exited with \(status)") }
+    }
+
+    /// Runs `arguments` with /dev/null as stdin, stdout and stderr and no other descriptor, and waits for it alone.
+    static func spawnAndWait(_ arguments: [String]) -> Int32 {
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        for fd in Int32(0)...2 {
+            posix_spawn_file_actions_addopen(&actions, fd, "/dev/null", fd == 0 ? O_RDONLY : O_WRONLY, 0)
+        }
+        // Everything else the test process has open stays out of tmux's server: close-on-exec for all (a spawn that
+        // means to pass one dup2s it, which clears the flag on the copy).
+        for entry in (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd")) ?? [] {
+            if let fd = Int32(entry), fd > 2 { _ = fcntl(fd, F_SETFD, FD_CLOEXEC) }
+        }
+        var pid: pid_t = 0
+        let argv = arguments.map { strdup($0) } + [nil]
+        defer { argv.forEach { free($0) } }
+        guard posix_spawn(&pid, arguments[0], &actions, nil, argv, environ) == 0 else { return -1 }
+        var status: Int32 = 0
+        while waitpid(pid, &status, 0) == -1 && errno == EINTR {}
+        return (status & 0x7F) == 0 ? (status >> 8) & 0xFF : 128 + (status & 0x7F)
     }
 
     deinit {
