@@ -49,6 +49,11 @@ struct PreviewThumbnailerTests {
              entry: nil, diagnostics: ["t:3: MimeType= names no type"]),
         Case(name: "Exec= without %o", input: lines("[Thumbnailer Entry]", "MimeType=a/b", "Exec=/t %i %s"),
              entry: nil, diagnostics: ["t:3: Exec= has no %o for the output file"]),
+        // Found by the thumbnailer fuzz target's invariant: `%%o` is a literal `%o`, which `arguments` passes on as it is.
+        Case(name: "Exec= with only %%o", input: lines("[Thumbnailer Entry]", "MimeType=a/b", "Exec=/t %%o --out=%%o%"),
+             entry: nil, diagnostics: ["t:3: Exec= has no %o for the output file"]),
+        Case(name: "Exec= with %%%o", input: lines("[Thumbnailer Entry]", "MimeType=a/b", "Exec=/t %%%o"),
+             entry: entry(["/t", "%%%o"], ["a/b"]), diagnostics: []),
         Case(name: "empty Exec=", input: lines("[Thumbnailer Entry]", "Exec=", "MimeType=a/b"),
              entry: nil, diagnostics: ["t:2: Exec= is empty"]),
         Case(name: "bad quoting in Exec=", input: lines("[Thumbnailer Entry]", "MimeType=a/b", "Exec=/t \"%o"),

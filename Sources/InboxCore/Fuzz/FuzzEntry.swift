@@ -11,6 +11,13 @@ public enum FuzzEntry {
         "json": { json($0) },
         "sidecar": { sidecar($0) },
         "magic": { magic($0) },
+        "zip": { zip($0) },
+        "image-header": { imageHeader($0) },
+        "png": { png($0) },
+        "thumbnailer": { thumbnailer($0) },
+        "text-preview": { textPreview($0) },
+        "table": { table($0) },
+        "pager": { pager($0) },
     ]
 
     /// shared-mime-info's magic parser and matcher: the input as a magic file (with its header, so that the parser

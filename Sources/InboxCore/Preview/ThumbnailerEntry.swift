@@ -52,8 +52,8 @@ extension ThumbnailerEntry {
                 exec = try WordSplitter.split(entry.value)
                 if exec.isEmpty {
                     refuse(entry.line, "Exec= is empty")
-                } else if !exec.contains(where: { $0.contains("%o") }) {
-                    // Without %o the program has nowhere to write the thumbnail it makes.
+                } else if !exec.contains(where: { Self.codes(in: $0).contains("o") }) {
+                    // Without %o the program has nowhere to write the thumbnail it makes (`%%o` is a literal `%o`).
                     refuse(entry.line, "Exec= has no %o for the output file")
                 }
             } catch {
@@ -114,11 +114,18 @@ extension ThumbnailerEntry {
 
     /// True if `word` holds a known code, so that an empty result is a value (an empty path), not a dropped code.
     private static func fillsEmpty(_ word: String) -> Bool {
+        codes(in: word).contains { "iuos".contains($0) }
+    }
+
+    /// The field codes in `word` as `arguments` reads them, left to right: the character after each `%`, so that
+    /// `%%o` is the code `%` followed by a literal `o`.
+    static func codes(in word: String) -> [Character] {
+        var codes: [Character] = []
         var characters = word.makeIterator()
         while let character = characters.next() {
-            if character == "%", let code = characters.next(), "iuos".contains(code) { return true }
+            if character == "%", let code = characters.next() { codes.append(code) }
         }
-        return false
+        return codes
     }
 }
 
