@@ -28,27 +28,45 @@ struct PreviewOutput {
         let height: Int
     }
 
-    /// Writes the item's pages (index from 1); the pages written, or why none could be.
-    func write(_ item: BuiltinItem, index: Int) -> Result<[Page], PreviewError> {
-        let pictures: [String]
+    /// What was written of one item: its pages, how many the document has, and what to say beside them.
+    struct Written {
+        var pages: [Page]
+        var pageCount: Int
+        var notes: [String]
+    }
+
+    /// Writes the item's pages (index from 1), at most `--pages` of them; or why none could be.
+    func write(_ item: BuiltinItem, index: Int) -> Result<Written, PreviewError> {
+        let made: [String]
+        var pageCount = item.pageCount, notes = item.notes
+        let textPages: [[String]]
         switch item.content {
         case .failure(let error):
             return .failure(error)
-        case .success(.pictures(let made)):
-            pictures = made
+        case .success(.pictures(let pages)):
+            made = pages
+            textPages = []
         case .success(.text(let lines)):
-            switch renderer.pictures(ofTextPages: PreviewPages.text(lines, width: Self.textPage.columns,
-                                                                   height: Self.textPage.rows)) {
-            case .success(let made): pictures = made
-            case .failure(let error): return .failure(error)
-            }
+            made = []
+            textPages = PreviewPages.text(lines, width: Self.textPage.columns, height: Self.textPage.rows)
         case .success(.table(let table)):
-            switch renderer.pictures(ofTextPages: PreviewPages.table(table, width: Self.textPage.columns,
-                                                                    height: Self.textPage.rows)) {
-            case .success(let made): pictures = made
+            made = []
+            textPages = PreviewPages.table(table, width: Self.textPage.columns, height: Self.textPage.rows)
+        }
+        var drawn = made
+        if !textPages.isEmpty {
+            // Text is paged here, so the page bound is applied here: the generators applied it to their own pages.
+            let limit = renderer.options.maximumPages
+            pageCount = textPages.count
+            if textPages.count > limit {
+                notes.append("only the first \(limit) of \(textPages.count) pages are shown")
+            }
+            switch renderer.pictures(ofTextPages: Array(textPages.prefix(limit))) {
+            case .success(let pages): drawn = pages
             case .failure(let error): return .failure(error)
             }
         }
+        let pictures = drawn
         var pages: [Page] = []
         for (number, picture) in pictures.enumerated() {
             let bytes: [UInt8]
@@ -63,23 +81,23 @@ struct PreviewOutput {
             do { try directory.writeFile(name, bytes: bytes, mode: 0o644) } catch { return .failure(.system(error)) }
             pages.append(Page(path: directory.child(name), width: size.width, height: size.height))
         }
-        return .success(pages)
+        return .success(Written(pages: pages, pageCount: max(pageCount, pages.count), notes: notes))
     }
 
     /// The `--json` member for one item.
-    static func json(_ item: BuiltinItem, index: Int, pages: Result<[Page], PreviewError>) -> String {
+    static func json(_ item: BuiltinItem, index: Int, pages: Result<Written, PreviewError>) -> String {
         var pairs: [(String, String)] = [
             ("index", String(index)), ("file", JSON.quote(item.path)), ("title", JSON.quote(item.title)),
             ("type", item.type.map(JSON.quote) ?? "null"), ("generator", item.generatorName.map(JSON.quote) ?? "null"),
         ]
         switch pages {
         case .success(let written):
-            pairs.append(("pageCount", String(max(item.pageCount, written.count))))
-            pairs.append(("pages", "[" + written.map { page in
+            pairs.append(("pageCount", String(written.pageCount)))
+            pairs.append(("pages", "[" + written.pages.map { page in
                 JSONText.object([("path", JSON.quote(page.path)), ("width", String(page.width)),
                                  ("height", String(page.height))])
             }.joined(separator: ",") + "]"))
-            pairs.append(("notes", JSONText.array(item.notes)))
+            pairs.append(("notes", JSONText.array(written.notes)))
             pairs.append(("error", "null"))
         case .failure(let error):
             pairs.append(("pageCount", String(item.pageCount)))
