@@ -203,7 +203,7 @@ extension PreviewRenderer {
     }
 
     /// soffice, with the component the document needs; `.unsupported` naming the package otherwise.
-    private func office(for document: PreviewDocument) -> Result<String, PreviewError> {
+    func office(for document: PreviewDocument) -> Result<String, PreviewError> {
         let component = Self.officeComponent(document)
         guard let soffice = GeneratorTool.locate("soffice") else {
             return .failure(.unsupported("LibreOffice is not installed; install \(component.package) to preview it"))
@@ -216,9 +216,17 @@ extension PreviewRenderer {
         return .success(soffice)
     }
 
-    /// Zip-based formats are checked against the zip-bomb bounds first; then LibreOffice headless makes a PDF of a
-    /// copy (it needs the extension), shown as a PDF is.
+    /// A PDF by LibreOffice headless (`officePDF`), shown as a PDF is.
     func renderOffice(_ document: PreviewDocument) -> Result<RenderedPreview, PreviewError> {
+        officePDF(document).flatMap { pdf in
+            defer { pdf.close() }
+            return renderPDF(pdf, notes: ["converted to PDF by LibreOffice"])
+        }
+    }
+
+    /// Zip-based formats are checked against the zip-bomb bounds first; then LibreOffice headless makes a PDF of a
+    /// copy (it needs the extension); the PDF, open.
+    func officePDF(_ document: PreviewDocument) -> Result<FileDescriptor, PreviewError> {
         let file = document.descriptor
         let zipBased = ["org.openxmlformats.", "org.oasis-open.opendocument"].contains { document.contentType.hasPrefix($0) }
         if zipBased && !PreviewInput.isZip(file) {
@@ -236,16 +244,11 @@ extension PreviewRenderer {
                 return .failure(error)
             }
         }
-        return office(for: document).flatMap { soffice in
-            convertWithOffice(file, name: document.name, soffice: soffice).flatMap { pdf in
-                defer { pdf.close() }
-                return renderPDF(pdf, notes: ["converted to PDF by LibreOffice"])
-            }
-        }
+        return office(for: document).flatMap { soffice in convertWithOffice(file, name: document.name, soffice: soffice) }
     }
 
     /// A PDF of the document by LibreOffice headless, with a profile of its own in HOME; the PDF, open.
-    private func convertWithOffice(_ file: FileDescriptor, name: String,
+    func convertWithOffice(_ file: FileDescriptor, name: String,
                                    soffice: String) -> Result<FileDescriptor, PreviewError> {
         let ext = PreviewInput.safeExtension(of: name)
         let input: GeneratorInput
@@ -366,7 +369,7 @@ extension PreviewRenderer {
     }
 
     /// One member of a zip, unpacked by unzip into a file of ours (RLIMIT_FSIZE bounds a bomb); open.
-    private func extract(_ member: String, from file: FileDescriptor) -> Result<FileDescriptor, PreviewError> {
+    func extract(_ member: String, from file: FileDescriptor) -> Result<FileDescriptor, PreviewError> {
         let input: GeneratorInput
         switch provide(file, name: "document.zip", needsName: false) {
         case .success(let provided): input = provided
