@@ -6,7 +6,7 @@ import InboxSystem
 enum ListCommand: InboxctlCommand {
     static let name = "list"
     static let summary = "List the files in failed/ or unhandled/, or your own"
-    static let usage = "inboxctl list failed|unhandled|--mine [--json]"
+    static let usage = "inboxctl list failed|unhandled|pending|--mine [--json]"
 
     static let help = """
         OVERVIEW: List the files the agent holds in failed/ or unhandled/.
@@ -19,6 +19,9 @@ enum ListCommand: InboxctlCommand {
         held whole) is listed as NAME/, its reason starting with 'package', its entries and its
         bytes; a directory that is no package, moved aside, as NAME/ with no command to send it.
 
+        pending: the files waiting for a person to choose their handler (ChooseHandler=ask), each
+        with its candidates, best first, and how long it has waited; 'inboxctl choose' chooses.
+
         With --mine, the files you sent, as the agent tells each sender of their own (and no one
         else): one line per file with its state (queued, waiting for a retry, running, done,
         failed, unhandled, refused), since when, its handler and delivery id, and why. Done files
@@ -29,7 +32,7 @@ enum ListCommand: InboxctlCommand {
         USAGE: \(usage)
 
         ARGUMENTS:
-          <WHICH>                 failed or unhandled
+          <WHICH>                 failed, unhandled or pending
 
         OPTIONS:
           --mine                  Your own files, whatever became of them
@@ -41,7 +44,7 @@ enum ListCommand: InboxctlCommand {
 
     static let options = CommandOptions([.flag("--mine"), .flag("--json")], agentOptions: true, positionals: .atMostOne)
 
-    static let places = ["failed", "unhandled"]
+    static let places = ["failed", "unhandled", "pending"]
 
     /// The usage errors that the options one by one cannot show.
     static func check(_ parsed: ParsedOptions) throws(UsageError) {
@@ -52,11 +55,11 @@ enum ListCommand: InboxctlCommand {
             return
         }
         guard let which = parsed.positionals.first else {
-            throw UsageError(message: "missing WHICH (failed or unhandled) or --mine")
+            throw UsageError(message: "missing WHICH (failed, unhandled or pending) or --mine")
         }
         guard places.contains(which) else {
             let close = Spelling.closest(to: which, among: places)
-            throw UsageError(message: "unknown list '\(which)'; expected failed or unhandled"
+            throw UsageError(message: "unknown list '\(which)'; expected failed, unhandled or pending"
                              + (close.map { "; did you mean '\($0)'?" } ?? ""), token: which, suggestion: close)
         }
     }
@@ -84,6 +87,9 @@ enum ListCommand: InboxctlCommand {
         guard let resolved = parsed.agent.resolve() else { return 1 }
         if parsed.flag("--mine") { return mine(resolved, json: parsed.flag("--json")) }
         let which = parsed.positionals[0]
+        if which == "pending" {
+            return PendingFiles.list(resolved, json: parsed.flag("--json"), suffix: agentArguments(parsed))
+        }
         let settings = resolved.settings
         let paths = StateDirectories.paths(of: settings.stateDirectory)
         let directoryPath = which == "failed" ? paths.failed : paths.unhandled

@@ -68,14 +68,14 @@ struct InboxctlListTests {
         let result = try inboxctl(["list", "faild"])
         #expect(result.status == 2)
         #expect(result.stderr == """
-            Error: unknown list 'faild'; expected failed or unhandled; did you mean 'failed'?
-            Usage: inboxctl list failed|unhandled|--mine [--json]
+            Error: unknown list 'faild'; expected failed, unhandled or pending; did you mean 'failed'?
+            Usage: inboxctl list failed|unhandled|pending|--mine [--json]
               See 'inboxctl help list'.
 
             """)
         let empty = try inboxctl(["list"])
         #expect(empty.status == 2)
-        #expect(empty.stderr.hasPrefix("Error: missing WHICH (failed or unhandled) or --mine\n"))
+        #expect(empty.stderr.hasPrefix("Error: missing WHICH (failed, unhandled or pending) or --mine\n"))
     }
 
     @Test func versionIsTheAgentsVersion() throws {

@@ -170,13 +170,13 @@ struct SenderViewTests {
         #expect(both.status == 2)
         #expect(both.stderr == """
             Error: give either WHICH or --mine, not both
-            Usage: inboxctl list failed|unhandled|--mine [--json]
+            Usage: inboxctl list failed|unhandled|pending|--mine [--json]
               See 'inboxctl help list'.
 
             """)
         let neither = try run(Binaries.inboxctl.path, ["list"])
         #expect(neither.status == 2)
-        #expect(neither.stderr.hasPrefix("Error: missing WHICH (failed or unhandled) or --mine\n"))
+        #expect(neither.stderr.hasPrefix("Error: missing WHICH (failed, unhandled or pending) or --mine\n"))
         let two = try run(Binaries.inboxctl.path, ["status", "a", "b"])
         #expect(two.status == 2)
         #expect(two.stderr == """

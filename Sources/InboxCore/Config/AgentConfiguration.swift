@@ -22,6 +22,8 @@ public struct AgentConfiguration: Sendable, Hashable {
     public var contentSniffing: Bool?
     /// The [Inbox] sections: drop Inboxes of their own, each perhaps bound to a handler.
     public var inboxSections: [InboxSection] = []
+    /// ChooseHandler=, ChooseTimeoutSec= of [Agent]: the default of every drop Inbox.
+    public var choice = HandlerChoice.Overrides()
     /// KeepFailedSec=, KeepUnhandledSec=.
     public var retention = RetentionSettings()
     /// MaxInboxFiles=, MaxInboxBytes= and their PerSender= forms: the bounds of every drop Inbox.

@@ -9,7 +9,7 @@ public enum ConfigurationParser {
     /// MaxAttempts=, RetryDelaySec= (time span), TimeoutSec=,
     /// Landlock=, ContentSniffing=, retention and Inbox bounds (`heldFileLimitKeys`), package bounds
     /// (`packageLimitKeys`); and repeatable [Inbox] sections,
-    /// Path= and Handler= (`readInboxes`). Paths must be absolute.
+    /// Path= and Handler= (`readInboxes`); ChooseHandler= and ChooseTimeoutSec= in both (`parseChoice`). Paths must be absolute.
     public static func parseAgent(_ bytes: [UInt8], path: String) -> (configuration: AgentConfiguration,
                                                                        diagnostics: [Diagnostic]) {
         var sink = DiagnosticSink(path: path, diagnostics: [])
@@ -57,6 +57,8 @@ public enum ConfigurationParser {
                 }
             case let key where heldFileLimitKeys.contains(key):
                 parseHeldFileLimit(entry, into: &configuration, sink: &sink)
+            case let key where choiceKeys.contains(key):
+                parseChoice(entry, into: &configuration.choice, sink: &sink)
             case let key where packageLimitKeys.contains(key):
                 parsePackageLimit(entry, into: &configuration, sink: &sink)
             default:

@@ -5,6 +5,8 @@ public struct InboxSection: Sendable, Hashable {
     public var path: String
     /// Handler=: the identifier of the handler the Inbox is bound to; nil: an ordinary drop Inbox.
     public var handler: String?
+    /// ChooseHandler=, ChooseTimeoutSec=: over [Agent]'s for this Inbox.
+    public var choice = HandlerChoice.Overrides()
     /// Where the section starts.
     public var location: SourceLocation
     /// Where Handler= is (for the warning when no such handler is registered).
@@ -36,7 +38,7 @@ public struct InboxSection: Sendable, Hashable {
 
 extension ConfigurationParser {
     /// Every key `readInboxes` knows; keep in step with its switch.
-    static let inboxKeys: Set<String> = ["Path", "Handler"]
+    static let inboxKeys: Set<String> = ["Path", "Handler", "ChooseHandler", "ChooseTimeoutSec"]
 
     /// The [Inbox] sections: each needs one absolute Path=, which no other section (nor, as a warning, `[Agent]
     /// Inbox=`) names, and at most one Handler=, a valid identifier.
@@ -47,6 +49,7 @@ extension ConfigurationParser {
         for section in sections {
             var path: (value: String, line: Int)?
             var handler: (value: String?, line: Int)?
+            var choice = HandlerChoice.Overrides()
             var valid = true
             for entry in section.entries {
                 switch entry.key {
@@ -74,6 +77,10 @@ extension ConfigurationParser {
                                    + "letters, digits, '.' and '-'")
                         valid = false
                     }
+                case let key where choiceKeys.contains(key):
+                    let errors = sink.diagnostics.filter(\.isError).count
+                    parseChoice(entry, into: &choice, sink: &sink)
+                    if sink.diagnostics.filter(\.isError).count > errors { valid = false }
                 default:
                     sink.unknownKey(entry, in: "Inbox", known: inboxKeys)
                 }
@@ -88,8 +95,10 @@ extension ConfigurationParser {
             }
             lineByPath[path.value] = section.line
             guard valid else { continue }
-            result.append(InboxSection(path: path.value, handler: handler?.value, location: sink.location(section.line),
-                                       handlerLocation: handler.map { sink.location($0.line) }))
+            var inbox = InboxSection(path: path.value, handler: handler?.value, location: sink.location(section.line),
+                                     handlerLocation: handler.map { sink.location($0.line) })
+            inbox.choice = choice
+            result.append(inbox)
         }
         for entry in agentEntries where entry.key == "Inbox" && !entry.value.isEmpty {
             if let line = lineByPath[normalized(entry.value)] {

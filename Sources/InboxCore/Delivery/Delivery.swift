@@ -14,6 +14,10 @@ public struct Delivery: Sendable, Hashable {
         case inbox
         /// The document type claimed the file's name (`NamePatterns=`).
         case namePattern = "name-pattern"
+        /// A person chose among the candidates of an Inbox with `ChooseHandler=ask` (`inboxctl choose`).
+        case person
+        /// Nobody chose within `ChooseHandler=ask`'s `ChooseTimeoutSec=`: the best-ranked candidate.
+        case timeout
 
         /// The value of `INBOX_CHOSEN_BY`, nil for rank selection.
         public var journalValue: String? { self == .rank ? nil : rawValue }

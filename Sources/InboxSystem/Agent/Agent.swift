@@ -24,6 +24,8 @@ public final class Agent {
     private let router: Router
     /// Takes again what the agent holds: an earlier run's files at start-up, unhandled/ after a reload.
     private let recovery: Recovery
+    /// What waits in pending/ for a person's choice of handler (`ChooseHandler=ask`).
+    private let choices: PendingChoices
     private let status: StatusReporter
     /// Ends every process the agent started before it exits (SIGTERM and the like).
     private let stop: StopSequence
@@ -69,6 +71,8 @@ public final class Agent {
         router = Router(loop: loop, logger: logger, state: state, quarantine: quarantine,
                         inspector: TypeInspector(sniffer: sniffer), reader: reader, dispatcher: dispatcher, catalog: catalog)
         recovery = Recovery(state: state, reader: reader, router: router, quarantine: quarantine)
+        choices = PendingChoices(loop: loop, logger: logger, pending: state.pending, settings: settings.choices)
+        router.choices = choices
         watcher = try IntakeWatcher(loop: loop, logger: logger, reader: reader, quarantine: quarantine,
                                     inboxes: settings.inboxes)
         if !settings.inboxBounds.isEmpty {
@@ -103,6 +107,11 @@ public final class Agent {
         }
         watcher.inboxesChanged = { [unowned self] in self.status.updateSoon() }
         dispatcher.reroute = { [unowned self] delivery in self.recovery.reroute(delivery) }
+        choices.retake = { [unowned self] name in
+            guard self.phase == .running else { return }
+            self.recovery.takePending(name)
+            self.dispatcher.launchReady()
+        }
         dispatcher.roomForIntake = { [unowned self] in self.watcher.resume() }
         dispatcher.changed = { [unowned self] in
             self.status.updateSoon()
@@ -155,6 +164,10 @@ public final class Agent {
         status.senders.recover(state)
         // Files already there, or left over from a previous run, are taken now that the watches exist.
         recovery.recoverContainers()
+        // What waits for a choice: chosen while the agent was down, its time up meanwhile, or waiting on (before
+        // unhandled/, whose files may go to pending/ now).
+        choices.watch()
+        recovery.redispatchPending()
         recovery.redispatchUnhandled()
         // What expired while the agent was down goes now; the rest is timed.
         state.retention?.start()
@@ -195,6 +208,7 @@ public final class Agent {
         watcher.watch(handlerDirectories: settings.handlerDirectories + catalog.loaded.bundleDirectories,
                       preferences: settings.defaultsFile)
         recovery.redispatchUnhandled()
+        recovery.redispatchPending()
         notifier.ready(status: statusLine())
         dispatcher.launchReady()
     }

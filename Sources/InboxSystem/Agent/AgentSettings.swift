@@ -28,6 +28,8 @@ public struct AgentSettings: Sendable {
     public var landlock: LandlockMode = .auto
     /// Whether file contents are sniffed with libmagic when deciding a type (ContentSniffing=).
     public var contentSniffing = true
+    /// ChooseHandler=, ChooseTimeoutSec= of inboxd.conf: [Agent]'s for every Inbox, an [Inbox] section's for its own.
+    public var choices = HandlerChoice.Inboxes()
     /// KeepFailedSec=, KeepUnhandledSec= of inboxd.conf: forever unless set.
     public var retention = RetentionSettings()
     /// MaxInboxFiles=, MaxInboxBytes= and their PerSender= forms of inboxd.conf: the bounds of each drop Inbox.

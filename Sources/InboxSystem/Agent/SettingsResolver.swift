@@ -66,6 +66,9 @@ public enum SettingsResolver {
         settings.landlock = config.landlock ?? .auto
         settings.contentSniffing = config.contentSniffing ?? true
         settings.inboxSections = config.inboxSections
+        let common = config.choice.applied(to: .rank)
+        settings.choices = HandlerChoice.Inboxes(common: common, byInbox: Dictionary(
+            config.inboxSections.map { ($0.path, $0.choice.applied(to: common)) }, uniquingKeysWith: { first, _ in first }))
         settings.retention = config.retention
         settings.inboxBounds = config.inboxBounds
         settings.packageLimits = PackageLimits.resolved(config.packageLimits, unlimited: config.packageSizeUnlimited,

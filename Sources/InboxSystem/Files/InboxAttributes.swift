@@ -20,6 +20,12 @@ public enum AgentAttribute {
     /// handler (`[Inbox] Handler=`), so that a file the agent holds (unhandled/, rerouted) keeps the binding, and when
     /// Inboxes are bounded (`InboxQuotas`), so that the counts are rebuilt at start-up.
     public static let inbox = "user.inboxd.inbox"
+    /// "<microseconds since the epoch>": when a file started waiting in pending/ for a person's choice of handler
+    /// (`ChooseHandler=ask`); its `ChooseTimeoutSec=` counts from then, across restarts.
+    public static let waiting = "user.inboxd.waiting"
+    /// The handler a person chose for a file in pending/ (`inboxctl choose --with`); the agent sees it written
+    /// (IN_ATTRIB) or finds it at start-up. It stays on the file, so a restart queues the file for that handler again.
+    public static let choice = "user.inboxd.choice"
 
     /// The delivery id, the sender's uid and the name it was dropped as of `user.inboxd.delivery`, when the attribute
     /// is well formed (files recorded before the name was kept have none).

@@ -12,6 +12,8 @@ public enum JournalEvent: String, Sendable, CaseIterable {
     case instanceCrashed = "instance-crashed"
     /// An entry of failed/ or unhandled/ was removed after its KeepFailedSec=/KeepUnhandledSec=.
     case expired
+    /// A file waits in pending/ for a person to choose among its candidates (`ChooseHandler=ask`).
+    case pending
 
     /// 128-bit id in journal form; the last digit tells the kinds apart.
     public var messageID: String {
@@ -21,6 +23,7 @@ public enum JournalEvent: String, Sendable, CaseIterable {
         case .instanceStopped: return "3b0a2c9d6e1f4a7b8c5d2e0f1a3b4c62"
         case .instanceCrashed: return "3b0a2c9d6e1f4a7b8c5d2e0f1a3b4c63"
         case .expired: return "3b0a2c9d6e1f4a7b8c5d2e0f1a3b4c6a"
+        case .pending: return "3b0a2c9d6e1f4a7b8c5d2e0f1a3b4c64"
         default: break
         }
         let digit: String = switch self {
@@ -40,7 +43,7 @@ public enum JournalEvent: String, Sendable, CaseIterable {
         case .stopping: "e"
         case .mismatch: "f"
         case .outputDropped: "0"
-        case .instanceStarted, .instanceStopped, .instanceCrashed, .expired: ""
+        case .instanceStarted, .instanceStopped, .instanceCrashed, .expired, .pending: ""
         }
         return "3b0a2c9d6e1f4a7b8c5d2e0f1a3b4c5" + digit
     }
@@ -49,7 +52,7 @@ public enum JournalEvent: String, Sendable, CaseIterable {
     var isDeliveryEvent: Bool {
         switch self {
         case .arrived, .dispatched, .finished, .retry, .failed, .unhandled, .violation, .removed, .rejected,
-             .mismatch, .outputDropped, .expired: true
+             .mismatch, .outputDropped, .expired, .pending: true
         default: false
         }
     }

@@ -11,7 +11,7 @@ final class ArrivalTyping {
     /// What typing found: the type, and where the routing decision sends the file.
     struct Typed {
         let type: ResolvedType
-        let decision: Routing.Decision
+        var decision: Routing.Decision
         /// The binding of the drop Inbox the file came from (nil when it is not bound).
         let binding: Routing.Binding?
         /// The file's read lease is held (through its descriptor, so until the arrival is closed): once the file is
@@ -100,6 +100,13 @@ final class ArrivalTyping {
             report(handler, chosenBy: chosenBy, tied: tied, of: arrival, type: type.identifier)
         }
         return .typed(Typed(type: type, decision: decision, binding: binding, leased: leased))
+    }
+
+    /// Every candidate for a typed arrival, best first, as the routing decision ranked them (`ChooseHandler=ask`).
+    func candidates(_ arrival: Arrival, _ typed: Typed) -> [String] {
+        catalog.candidates(for: Routing.Subject(type: typed.type.identifier,
+                                                name: catalog.hasNamePatterns ? arrival.cleanName : nil,
+                                                binding: typed.binding)).candidates.map(\.handler)
     }
 
     /// The binding of the drop Inbox the arrival came from: the directory it lies in when dropped, the one recorded on

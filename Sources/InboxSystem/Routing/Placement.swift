@@ -139,26 +139,62 @@ final class Placement {
         }
     }
 
+    /// How a hold ended: in pending/ as `name`, or as a placement that did not get there says.
+    enum Held {
+        case held(String)
+        case unplaced(Placed)
+    }
+
+    /// Several handlers could take the file and its Inbox asks a person to choose (`ChooseHandler=ask`): kept intact in
+    /// pending/ with its sender's metadata, the time it started waiting and its Inbox recorded on it, and one journal
+    /// entry naming the candidates and the command that chooses.
+    func hold(_ arrival: Arrival, type: ResolvedType, candidates: [String], binding: Routing.Binding?) -> Held {
+        guard let pending = state.pending, arrival.directory !== pending else { return .unplaced(.done) }
+        let since = WallClock.now
+        switch relocate(arrival, to: pending, binding: binding, handOverTo: nil, recordInbox: true, extra: { file in
+            let attributes = ExtendedAttributes(file)
+            _ = attributes.remove(AgentAttribute.choice)
+            _ = attributes.write(AgentAttribute.waiting, String(since))
+        }) {
+        case nil:
+            return .unplaced(.done)
+        case .moved(let newName, let copy)?:
+            copy?.close()
+            let path = pending.child(newName)
+            logger.log(.info, "\(arrival.cleanName) (\(type.identifier)) is waiting for a choice among "
+                       + "\(candidates.joined(separator: ", ")): inboxctl choose \(path) --with HANDLER",
+                       event: .pending, fields: [
+                "INBOX_FILE": path, "INBOX_DELIVERY_ID": arrival.id, "INBOX_CONTENT_TYPE": type.identifier,
+                "INBOX_TYPE_SOURCE": type.source.rawValue, "INBOX_SOURCE_APP": arrival.metadata.sourceApp,
+                "INBOX_SOURCE_UID": String(arrival.sourceUID), "INBOX_CANDIDATES": candidates.joined(separator: " ")])
+            return .held(newName)
+        case let other?:
+            return .unplaced(unplaced(other, of: arrival, target: pending.path))
+        }
+    }
+
     /// The move itself, the per-file filesystem work of a placement: into intake/, checked, stamped (the delivery,
     /// the drop Inbox where it matters, and for a handler the owner and mode), and on into `target` with the agent's
     /// sidecar. nil when the state directory has no intake/ (it could not be made: nothing is moved).
     private func relocate(_ arrival: Arrival, to target: Directory, binding: Routing.Binding?,
-                          handOverTo handler: String?) -> Relocation? {
+                          handOverTo handler: String?, recordInbox: Bool = false,
+                          extra: (FileDescriptor) -> Void = { _ in }) -> Relocation? {
         guard let staging = state.intake else { return nil }
         let package = arrival.package.map { PackageMove(manifest: $0, limits: reader.packageLimits) }
         return arrival.directory.relocate(arrival.name, file: arrival.file, to: target, preferred: arrival.cleanName,
                                           via: staging, rejectsTo: state.failed, sidecar: arrival.agentSidecar,
                                           package: package) { file, tree in
             arrival.stamp(file)
-            record(binding, of: arrival, on: file)
+            record(binding, of: arrival, on: file, always: recordInbox)
+            extra(file)
             return handler.flatMap { handOver(file, tree: tree, to: $0) }
         }
     }
 
     /// Records the drop Inbox on the agent's file, beside `Arrival.stamp` (which removes what was there before), where
     /// it matters: the Inbox is bound to a handler, or Inboxes are bounded (`InboxQuotas` counts by it).
-    private func record(_ binding: Routing.Binding?, of arrival: Arrival, on file: FileDescriptor) {
-        guard arrival.origin == .dropped, binding != nil || quotas != nil else { return }
+    private func record(_ binding: Routing.Binding?, of arrival: Arrival, on file: FileDescriptor, always: Bool) {
+        guard arrival.origin == .dropped, binding != nil || quotas != nil || always else { return }
         ExtendedAttributes(file).write(AgentAttribute.inbox, binding?.inbox ?? arrival.directory.path)
     }
 

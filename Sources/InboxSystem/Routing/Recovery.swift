@@ -62,6 +62,22 @@ final class Recovery {
         for name in names where !FileNames.isHidden(name) { take(name, from: unhandled) }
     }
 
+    /// Takes again what waits in pending/ for a person's choice (at start-up and after a reload): a choice made
+    /// while the agent was down is delivered, a deadline that passed goes to the best-ranked, the rest waits on.
+    func redispatchPending() {
+        guard let pending = state.pending, let names = try? pending.entries() else { return }
+        pending.removeOrphanSidecars(among: names)
+        for name in names.sorted(by: { $0.lexicographicallyPrecedes($1) }) where !FileNames.isHidden(name) {
+            take(name, from: pending)
+        }
+    }
+
+    /// One file of pending/ again, by name: a choice was recorded on it, or its time to wait is up.
+    func takePending(_ name: String) {
+        guard let pending = state.pending else { return }
+        take(Array(name.utf8), from: pending)
+    }
+
     /// A queued delivery whose handler is gone: the file is routed again from its container.
     func reroute(_ delivery: Delivery) {
         guard let inbox = state.openedContainer(for: delivery.handler)?.inbox else { return }

@@ -11,6 +11,7 @@ final class Router {
     private enum Routed { case settled, waiting }
 
     private let quarantine: Quarantine
+    private let logger: Logger
     private let typing: ArrivalTyping
     private let placement: Placement
     private let retries: MoveRetries
@@ -22,10 +23,13 @@ final class Router {
         set { placement.quotas = newValue }
     }
     var catalog: HandlerCatalog { typing.catalog }
+    /// The files that wait for a person's choice of handler (`ChooseHandler=ask`); nil: every choice is the rank's.
+    var choices: PendingChoices?
 
     init(loop: EventLoop, logger: Logger, state: StateDirectories, quarantine: Quarantine, inspector: TypeInspector,
          reader: ArrivalReader, dispatcher: DeliveryHandoff, catalog: HandlerCatalog) {
         self.quarantine = quarantine
+        self.logger = logger
         typing = ArrivalTyping(logger: logger, inspector: inspector, catalog: catalog)
         placement = Placement(logger: logger, state: state, quarantine: quarantine, handoff: dispatcher, catalog: catalog,
                               reader: reader)
@@ -88,13 +92,82 @@ final class Router {
         case .unsniffable(let reason):
             quarantine.reject(arrival, reason: reason)
             return .settled
-        case .typed(let typed):
+        case .typed(var typed):
+            if let choices, choices.concerns(arrival), case .deliver = typed.decision {
+                switch choose(arrival, typed, choices, placed: placed != nil) {
+                case .decided(let decision): typed.decision = decision
+                case .waiting(let routed): return routed
+                }
+            } else if let choices, choices.holds(arrival), let name = String(validating: arrival.name, as: UTF8.self) {
+                choices.forget(name)
+            }
             if let placed, case .deliver(placed.container.handler, let chosenBy, _) = typed.decision {
                 placement.requeue(arrival, named: placed.name, in: placed.container, chosenBy: chosenBy,
                                   type: typed.type)
                 return .settled
             }
             return carryOut(typed, for: arrival)
+        }
+    }
+
+    private enum Chosen {
+        case decided(Routing.Decision)
+        /// It waits in pending/ (put there now, or still there: settled), or for a move into it to be tried again.
+        case waiting(Routed)
+    }
+
+    /// Whether a person chooses the handler (`HandlerChoice.decide`): the file waits in pending/, or goes to the
+    /// handler chosen, or to the best-ranked once nobody chose in time. A file found in a container goes on as decided
+    /// unless a person's choice is recorded on it (it is queued for that handler again).
+    private func choose(_ arrival: Arrival, _ typed: ArrivalTyping.Typed, _ choices: PendingChoices,
+                        placed: Bool) -> Chosen {
+        let candidates = typing.candidates(arrival, typed)
+        let name = String(validating: arrival.name, as: UTF8.self)
+        let decision = choices.decide(arrival, routed: typed.decision, candidates: candidates)
+        if choices.holds(arrival), let name {
+            if case .wait = decision {} else if case .refuse = decision {} else { choices.forget(name) }
+        }
+        switch decision {
+        case .proceed:
+            return .decided(typed.decision)
+        case .deliver(let handler, let chosenBy):
+            if chosenBy == .timeout {
+                logger.log(.notice, "Nobody chose a handler for \(arrival.shown) in time (ChooseTimeoutSec=); "
+                           + "delivering it to the best-ranked, \(handler)", fields: [
+                    "INBOX_FILE": arrival.shown, "INBOX_DELIVERY_ID": arrival.id, "INBOX_HANDLER": handler,
+                    "INBOX_CHOSEN_BY": chosenBy.rawValue, "INBOX_CANDIDATES": candidates.joined(separator: " ")])
+            } else if choices.holds(arrival) {
+                logger.log(.info, "Delivering \(arrival.shown) to \(handler), as chosen", fields: [
+                    "INBOX_FILE": arrival.shown, "INBOX_DELIVERY_ID": arrival.id, "INBOX_HANDLER": handler,
+                    "INBOX_CHOSEN_BY": chosenBy.rawValue, "INBOX_CANDIDATES": candidates.joined(separator: " ")])
+            }
+            return .decided(.deliver(handler: handler, chosenBy: chosenBy))
+        case .wait(let candidates, let deadline):
+            // One already handed to its handler stays its: it was decided before this Inbox asked.
+            if placed { return .decided(typed.decision) }
+            if choices.holds(arrival) {
+                if let name { choices.wait(name, until: deadline) }
+                return .waiting(.settled)
+            }
+            switch placement.hold(arrival, type: typed.type, candidates: candidates, binding: typed.binding) {
+            case .held(let newName):
+                choices.wait(newName, until: deadline)
+                return .waiting(.settled)
+            case .unplaced(.done):
+                return .waiting(.settled)
+            case .unplaced(.cannotMove(let error, let target)):
+                return .waiting(retries.cannotMove(arrival, error, into: target, handler: nil) ? .waiting : .settled)
+            case .unplaced(.staged(let staged, let error, let target)):
+                retries.cannotMoveOn(arrival, staged: staged, error, into: target)
+                return .waiting(.settled)
+            case .unplaced(.changing(let reason)):
+                return .waiting(retries.waitForWriter(arrival, refusal: reason) ? .waiting : .settled)
+            }
+        case .refuse(let choice, let candidates, let deadline):
+            choices.refuse(arrival, choice: choice, candidates: candidates)
+            if placed { return .decided(typed.decision) }
+            if let name { choices.wait(name, until: deadline) }
+            return .waiting(.settled)
         }
     }
 

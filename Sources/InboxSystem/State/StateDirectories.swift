@@ -10,6 +10,7 @@ public final class StateDirectories {
     public static let failedName = "failed"
     public static let unhandledName = "unhandled"
     public static let intakeName = "intake"
+    public static let pendingName = "pending"
 
     public let root: Directory
     /// nil only when opened by inboxctl and the agent never made it.
@@ -18,6 +19,9 @@ public final class StateDirectories {
     public let unhandled: Directory?
     /// Only the agent can write here: a file renamed in is out of its sender's reach.
     public let intake: Directory?
+    /// What waits for a person to choose its handler (`ChooseHandler=ask`), 0700: only root or the agent's own user
+    /// may choose.
+    public let pending: Directory?
     /// The entries that could not be moved aside, as recorded (the agent's; inboxctl reads `LeftInPlace.read`).
     public private(set) lazy var leftInPlace = LeftInPlace(root: root)
     private var containerCache: [String: Container] = [:]
@@ -35,6 +39,7 @@ public final class StateDirectories {
         // Exactly 0700 whatever the umask or an earlier run left: the staging check relies on no one else writing.
         try? intake.descriptor.chmod(0o700)
         self.intake = intake
+        pending = try root.subdirectory(Self.pendingName, mode: 0o700)
     }
 
     /// inboxctl's: opens what exists, creating nothing.
@@ -44,6 +49,7 @@ public final class StateDirectories {
         failed = try? root.subdirectory(Self.failedName, create: false)
         unhandled = try? root.subdirectory(Self.unhandledName, create: false)
         intake = try? root.subdirectory(Self.intakeName, create: false)
+        pending = try? root.subdirectory(Self.pendingName, create: false)
     }
 
     /// The paths of the three directories for a state directory path, as the agent names them in the journal.
