@@ -67,6 +67,33 @@ struct ChoiceListTests {
         #expect(world.agent.events("finished", ["INBOX_HANDLER=\(world.first)"]).isEmpty)
     }
 
+    /// The Open In list on a terminal (tmux): the candidates numbered best first, one key picks; q leaves it waiting.
+    @Test func aPersonPicksFromTheListOnATerminal() throws {
+        let world = try World()
+        try world.start()
+        _ = try world.dropAndWait("note.txt")
+        let options = ["--inbox", world.agent.inbox.path, "--handlers", world.agent.handlers.path,
+                       "--state", world.agent.state.path, "--runtime-dir", world.agent.runtime.path,
+                       "--defaults", world.agent.root.appendingPathComponent("defaults.conf").path,
+                       "--config", world.agent.root.appendingPathComponent("inboxd.conf").path]
+        let dismissed = try Terminal(world.agent, "inboxctl choose note.txt " + options.map(shellQuoted).joined(separator: " ")
+                                     + "; echo status=$?")
+        let menu = try dismissed.waitFor("Choose 1-2")
+        #expect(menu.contains { $0.contains("1  \(world.first)  (best-ranked)") }, "\(menu)")
+        #expect(menu.contains { $0.contains("2  \(world.second)") }, "\(menu)")
+        try dismissed.send("q")
+        _ = try dismissed.waitFor("status=1")
+        #expect(world.agent.contents(of: world.pending) == ["note.txt"])
+
+        let picked = try Terminal(world.agent, "inboxctl choose note.txt " + options.map(shellQuoted).joined(separator: " "))
+        _ = try picked.waitFor("Choose 1-2")
+        try picked.send("2")
+        try picked.waitUntilEnded()
+        let finished = try world.agent.waitForEvents("finished", ["INBOX_HANDLER=\(world.second)"])
+        #expect(finished.first?[field: "INBOX_CHOSEN_BY"] == "person")
+        #expect(world.agent.contents(of: world.pending).isEmpty)
+    }
+
     @Test func oneHandlerOnlyIsDeliveredAtOnce() throws {
         let world = try World(handlers: 1)
         try world.start()

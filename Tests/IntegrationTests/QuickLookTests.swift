@@ -426,7 +426,7 @@ final class Terminal {
     let socket: String
 
     init(_ world: AgentHarness, _ command: String) throws {
-        socket = "inboxd-quicklook-\(world.tag)"
+        socket = "inboxd-terminal-\(world.tag)-\(UUID().uuidString.prefix(8))"
         // The command's directory holds inboxctl; `sleep` keeps the pane to look at after it ends.
         let line = "PATH=\(shellQuoted(Binaries.directory.path)):/usr/bin:/bin TMPDIR=\(shellQuoted(world.root.path)) "
             + "\(command); echo inboxctl-ended; sleep 30"
