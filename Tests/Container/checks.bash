@@ -252,8 +252,8 @@ check_handler_sandbox() {
     local after out ok=0
     after=$(cursor)
     send sender check.probe >/dev/null || return 1
-    wait_for 30 "the probe's report" handler_logged "$after" test.inboxd.probe 'probe uid:' || return 1
-    out=$(handler_log "$after" test.inboxd.probe --output=cat --grep='^probe ')
+    wait_for 30 "the probe's report" logged "$after" 'probe uid:' || return 1
+    out=$(unit_log "$after" --output=cat --grep='^probe ')
     printf '%s\n' "$out" | sed 's/^/    /'
     local want
     while IFS= read -r want; do
@@ -287,12 +287,12 @@ check_package_delivery() {
         printf "%s\n" "{\\rtf1\\ansi A report with a picture}" >Report.rtfd/TXT.rtf &&
         cp /srv/inboxd-tests/files/rgb.png Report.rtfd/image.png &&
         cp -r Report.rtfd "$1/.Report.rtfd" && mv "$1/.Report.rtfd" "$1/Report.rtfd"' sh "$spool" || return 1
-    wait_for 30 "the package handler's report" handler_logged "$after" test.inboxd.rtfd 'rtfd keep:' || {
+    wait_for 30 "the package handler's report" logged "$after" 'rtfd keep:' || {
         unit_log "$after" --output=cat | tail -n 20 | sed 's/^/    /'
         return 1
     }
     wait_for 30 "the finished entry" entry "$after" INBOX_EVENT=finished INBOX_HANDLER=test.inboxd.rtfd || return 1
-    out=$(handler_log "$after" test.inboxd.rtfd --output=cat --grep='^rtfd ')
+    out=$(unit_log "$after" --output=cat --grep='^rtfd ')
     printf '%s\n' "$out" | sed 's/^/    /'
     while IFS= read -r want; do
         grep -qxF "$want" <<<"$out" || {
@@ -804,7 +804,7 @@ moved_by_rename() {
     inode=$(as "$user" sh -c 'cd && printf "%s\n" "$1" >"$1" && stat -c %i "$1"' sh "$file") || return 1
     as "$user" sh -c 'cd && mv "$1" "$2/"' sh "$file" "$inbox" || return 1
     wait_for 30 "the probe's inode line" logged "$after" "probe inode $file:" || return 1
-    reported=$(handler_log "$after" test.inboxd.probe --output=cat | sed -n "s/^probe inode $file: //p" | tail -n 1)
+    reported=$(unit_log "$after" --output=cat | sed -n "s/^probe inode $file: //p" | tail -n 1)
     echo "    $file: inode $inode dropped in $inbox, $reported in the handler's Inbox"
     [[ $reported == "$inode" ]] || {
         echo "    copied, not moved by rename: $(unit_log "$after" --output=cat | grep -i 'cop\|cross' | head -n 3)"
