@@ -1055,8 +1055,9 @@ run_checks() {
     check "a handler's output in /srv/photos: the documented drop-in" check_handler_output_elsewhere || true
     check "user unit: systemctl --user for a lingering user" check_user_instance || true
     check "systemctl restart: an idle resident instance ends before the agent" check_restart_resident_idle || true
-    # Last before removal: it adds a user and runs generators as that user, and the checks that read a
-    # handler's first lines from the journal since a cursor ran before it in every passing run.
+    # Last before removal: run before them, it made the two checks that read a handler's lines since
+    # a journal cursor miss each handler's first line (cause not found yet; it adds a user and runs
+    # generators as that user).
     check "an ordinary user previews a PDF and a PNG to PNG pages (--builtin)" check_preview || true
     check "dpkg --remove: stopped, gone, configuration and state kept" check_remove || true
     check "dpkg --purge: configuration, state and spool gone" check_purge || true
