@@ -14,7 +14,7 @@ public enum DesktopViewer {
     /// Runs `xdg-open path` and waits for it (it returns once the viewer is started); `output` takes what it says.
     /// The error is a sentence: not installed, or its exit status with what xdg-open's statuses mean.
     public static func open(_ path: String, output: FileDescriptor) -> Result<Void, PreviewError> {
-        guard let program = ProgramSearch.find("xdg-open") else {
+        guard let program = GeneratorTool.locate("xdg-open") else {
             return .failure(.unsupported("xdg-open is not installed (Debian package xdg-utils)"))
         }
         var environment: [String] = []
@@ -49,24 +49,5 @@ public enum DesktopViewer {
         case let other:
             return .failure(.failed("xdg-open \(other)"))
         }
-    }
-}
-
-/// Finding a program the way a preview runs one: the system's directories first, then the caller's PATH (absolute
-/// entries only), the first executable regular file of that name.
-public enum ProgramSearch {
-    public static func find(_ name: String) -> String? {
-        var directories = ["/usr/bin", "/bin", "/usr/sbin", "/sbin"]
-        for entry in (CurrentProcess.environment("PATH") ?? "").split(separator: ":") where entry.hasPrefix("/") {
-            let directory = String(entry)
-            if !directories.contains(directory) { directories.append(directory) }
-        }
-        for directory in directories {
-            let path = directory + "/" + name
-            if let st = try? FileSystem.status(path), EntryKind(mode: st.st_mode) == .regular, st.st_mode & 0o111 != 0 {
-                return path
-            }
-        }
-        return nil
     }
 }

@@ -28,18 +28,10 @@ final class PreviewScratch {
     private var removed = false
 
     init(identity: Identity?) throws(SystemError) {
-        let base = CurrentProcess.environment("TMPDIR").flatMap { $0.hasPrefix("/") ? $0 : nil } ?? "/tmp"
-        let path: String
-        do { path = try FileSystem.makeTemporaryDirectory(prefix: base + "/inboxctl-preview-") } catch {
-            throw SystemError("mkdtemp", path: base, errno: error)
-        }
-        root = try Directory(path: path)
+        root = try Self.makeRoot(identity: identity)
+        let path = root.path
         self.identity = identity
         do {
-            if let identity {
-                try? root.descriptor.chown(uid: 0, gid: identity.gid)
-                try? root.descriptor.chmod(0o750)
-            }
             home = try Self.owned(root, "home", by: identity).path
             tmp = try Self.owned(root, "tmp", by: identity).path
             inputs = try root.subdirectory("in", mode: 0o700)
@@ -64,7 +56,24 @@ final class PreviewScratch {
         Self.remove(root.path)
     }
 
-    private static func remove(_ path: String) {
+    /// A new `inboxctl-preview-XXXXXX` in the caller's TMPDIR (or /tmp): the caller's own, or, for another
+    /// identity, `0750 root:<its group>`. A registered viewer's preview (PreviewSession) makes its directory here too.
+    static func makeRoot(identity: Identity?) throws(SystemError) -> Directory {
+        let base = CurrentProcess.environment("TMPDIR").flatMap { $0.hasPrefix("/") ? $0 : nil } ?? "/tmp"
+        let path: String
+        do { path = try FileSystem.makeTemporaryDirectory(prefix: base + "/inboxctl-preview-") } catch {
+            throw SystemError("mkdtemp", path: base, errno: error)
+        }
+        let root = try Directory(path: path)
+        if let identity {
+            try? root.descriptor.chown(uid: 0, gid: identity.gid)
+            try? root.descriptor.chmod(0o750)
+        }
+        return root
+    }
+
+    /// Removes a directory made by `makeRoot`, whatever is in it.
+    static func remove(_ path: String) {
         guard let parent = try? Directory(path: parentPath(path)) else { return }
         parent.removeTree(Array(lastPathComponent(path).utf8))
     }

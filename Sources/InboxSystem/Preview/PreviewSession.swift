@@ -321,23 +321,15 @@ private struct Scratch {
     let tmp: String
 
     init(identity: Identity?) throws(SystemError) {
-        let base = CurrentProcess.environment("TMPDIR").flatMap { $0.hasPrefix("/") ? $0 : nil } ?? "/tmp"
-        let path: String
-        do { path = try FileSystem.makeTemporaryDirectory(prefix: base + "/inboxctl-preview-") } catch {
-            throw SystemError("mkdtemp", path: base, errno: error)
+        root = try PreviewScratch.makeRoot(identity: identity)
+        let tmpDirectory: Directory
+        do { tmpDirectory = try root.subdirectory("tmp", mode: 0o700) } catch {
+            PreviewScratch.remove(root.path)
+            throw error
         }
-        root = try Directory(path: path)
-        let tmpDirectory = try root.subdirectory("tmp", mode: 0o700)
         tmp = tmpDirectory.path
-        if let identity {
-            try? root.descriptor.chown(uid: 0, gid: identity.gid)
-            try? root.descriptor.chmod(0o750)
-            try? tmpDirectory.descriptor.chown(uid: identity.uid, gid: identity.gid)
-        }
+        if let identity { try? tmpDirectory.descriptor.chown(uid: identity.uid, gid: identity.gid) }
     }
 
-    func remove() {
-        guard let directory = try? Directory(path: parentPath(root.path)) else { return }
-        directory.removeTree(Array(lastPathComponent(root.path).utf8))
-    }
+    func remove() { PreviewScratch.remove(root.path) }
 }

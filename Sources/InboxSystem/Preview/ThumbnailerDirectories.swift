@@ -34,10 +34,7 @@ public enum ThumbnailerDirectories {
                 case .success(let bytes):
                     let (entry, problems) = ThumbnailerEntry.parse(bytes, path: file)
                     diagnostics += problems.map(\.description)
-                    if let entry, entry.tryExec.map({ program in
-                        program.hasPrefix("/") ? (try? FileSystem.status(program)) != nil
-                            : ProgramSearch.find(program) != nil
-                    }) ?? true {
+                    if let entry, entry.tryExec.map({ GeneratorTool.locate($0) != nil }) ?? true {
                         entries.append(entry)
                     }
                 case .failure(let error):
