@@ -4,9 +4,13 @@ import InboxSystem
 // inboxd: parse flags, load the configuration, run the agent in the foreground.
 
 let arguments = Array(CommandLine.arguments.dropFirst())
-// The agent starts itself as its content sniffer (see SnifferWorker): not an option for users.
+// The agent starts itself as its content sniffer (see SnifferWorker): not an option for users,
 if arguments.first == SnifferWorker.argument {
     CurrentProcess.exit(SnifferWorker.run(mimeDirectories: Array(arguments.dropFirst())))
+}
+// ... and as the print job of a Print= registration (see PrintWorker).
+if arguments.first == PrintWorker.argument {
+    CurrentProcess.exit(PrintWorker.run(Array(arguments.dropFirst())))
 }
 let options: AgentCommandLine
 do {

@@ -21,6 +21,7 @@ struct LaunchSlotsTests {
             registration.instances = 2
             registration.maxInFlight = 3
         case "unit": registration.unit = try! UnitTemplate(parsing: "photo-import@.service")
+        case "print": registration.printer = try! PrintQueue(parsing: "office")
         default: fatalError("no handler \(name) in the table")
         }
         return registration
@@ -32,6 +33,7 @@ struct LaunchSlotsTests {
         ("batch", false, .batch), ("batch", true, .alone),
         ("resident", false, .resident), ("resident", true, .resident),
         ("unit", false, .unit), ("unit", true, .unit),
+        ("print", false, .print), ("print", true, .print),
     ])
     func theKindComesFromTheRegistrationAndTheDelivery(handler: String, alone: Bool, kind: LaunchKind) {
         #expect(LaunchKind(Self.registration(handler), alone: alone) == kind)
@@ -123,7 +125,7 @@ struct LaunchSlotsTests {
     @Test func countsFollowWhatStartsAndEnds() {
         var slots = LaunchSlots(maxProcesses: 4)
         for kind in LaunchKind.allCases { slots.take(kind, handler: "h") }
-        #expect(slots.running == 5 && slots.processes == 3 && slots.running(of: "h") == 5)
+        #expect(slots.running == 6 && slots.processes == 4 && slots.running(of: "h") == 6)
         for kind in LaunchKind.allCases { slots.release(kind, handler: "h") }
         #expect(slots.running == 0 && slots.processes == 0 && slots.running(of: "h") == 0)
         #expect(slots == LaunchSlots(maxProcesses: 4))
@@ -137,6 +139,7 @@ struct LaunchSlotsTests {
         case .alone, .batch: "batch"
         case .resident: "resident"
         case .unit: "unit"
+        case .print: "print"
         }
         let registration = Self.registration(handler)
         var slots = LaunchSlots(maxProcesses: agent)
@@ -146,7 +149,7 @@ struct LaunchSlotsTests {
             started += 1
         }
         let bound = switch kind {
-        case .process, .alone, .unit: agent
+        case .process, .alone, .unit, .print: agent
         case .batch: agent * 4
         case .resident: 6
         }

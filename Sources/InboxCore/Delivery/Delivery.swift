@@ -73,6 +73,8 @@ public struct Delivery: Sendable, Hashable {
     public var alone = false
     /// The systemd unit that runs it, for a `Unit=` handler (journal field `INBOX_UNIT`).
     public var unit: String?
+    /// The CUPS destination it is printed on, for a `Print=` handler (journal field `INBOX_PRINTER`).
+    public var printer: String?
     /// The document is a package: a directory delivered whole (`INBOX_PACKAGE=1`).
     public var isPackage = false
 

@@ -7,7 +7,8 @@
 ///       │ │                └──exited while draining──▶ released (runs again at the next start)
 ///       │ └── tampered (queued) ──▶ withdrawn (another process wrote it before its handler started)
 ///       ├── handlerRemoved (queued) ──▶ released (routed again)
-///       └── exited (batch failed) ◀── running: queued again to run alone, the attempt not counted
+///       ├── exited (batch failed) ◀── running: queued again to run alone, the attempt not counted
+///       └── exited (deferred) ── running ──▶ retryWaiting, the attempt not counted
 public struct DeliveryLifecycle: Sendable, Hashable {
     public enum State: Sendable, Hashable {
         /// Waiting for a free slot (global and per-handler limits).
@@ -149,6 +150,16 @@ public struct DeliveryLifecycle: Sendable, Hashable {
         if let violation {
             state = .ended(.violated)
             return .reportViolation(change: violation, outcome)
+        }
+        // The destination could not take it now: tried again later, the attempt not counted.
+        if case .deferred = outcome {
+            attempts -= 1
+            if draining {
+                state = .ended(.released)
+                return .retry(after: nil, outcome)
+            }
+            state = .retryWaiting
+            return .retry(after: policy.retryDelay, outcome)
         }
         if draining, case .signaled = outcome {
             state = .ended(.released)

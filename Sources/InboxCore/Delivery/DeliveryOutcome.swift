@@ -13,6 +13,13 @@ public indirect enum DeliveryOutcome: Sendable, Hashable {
     case failedAnswer(String)
     /// A resident handler's instance ended (the text says how) before it answered.
     case unanswered(String)
+    /// Nothing could be done this time, through no fault of the file or its handler (a print hot folder's destination
+    /// is stopped, holds the job, or no CUPS server answers; the text says which): tried again after RetryDelaySec=
+    /// without using one of its MaxAttempts=.
+    case deferred(String)
+    /// A print hot folder's job failed (the document cannot be printed there, or its job was canceled or aborted):
+    /// the reason, with the job's IPP state and reasons.
+    case printFailed(String)
     /// The process of a batch (%F, %U) ended so: which file is to blame is not known, and each goes again alone.
     case batchFailed(DeliveryOutcome)
 }

@@ -13,10 +13,15 @@ public enum LaunchKind: String, Sendable, Hashable, CaseIterable {
     case resident
     /// An instance of a systemd template unit (`Unit=`): one process per attempt, the service manager's.
     case unit
+    /// A print job on the registration's destination (`Print=`): one process of the agent's own per attempt, which
+    /// submits the file and follows its job.
+    case print
 
     /// The kind of the next attempt of a delivery of `registration`; `alone` when its batch failed.
     public init(_ registration: HandlerRegistration, alone: Bool) {
-        if registration.unit != nil {
+        if registration.printer != nil {
+            self = .print
+        } else if registration.unit != nil {
             self = .unit
         } else if registration.activation == .resident {
             self = .resident
@@ -30,7 +35,7 @@ public enum LaunchKind: String, Sendable, Hashable, CaseIterable {
     /// It has a process to itself, which the agent's `MaxConcurrent=` counts.
     public var ownsProcess: Bool {
         switch self {
-        case .process, .alone, .unit: true
+        case .process, .alone, .unit, .print: true
         case .batch, .resident: false
         }
     }

@@ -32,7 +32,7 @@ public struct LaunchSlots: Sendable, Hashable {
         let use = handlers[registration.identifier] ?? Use()
         let limit = processLimit(of: registration)
         switch kind {
-        case .process, .unit:
+        case .process, .unit, .print:
             return processes < maxProcesses && use.own < limit
         case .alone:
             return processes < maxProcesses && use.own + min(use.shared, limit) < limit

@@ -30,3 +30,29 @@ public enum TableDelimiter: Sendable, Hashable {
 
     public var byte: UInt8 { self == .comma ? UInt8(ascii: ",") : UInt8(ascii: "\t") }
 }
+
+extension PreviewGenerator {
+    /// The generator as one word on a command line (the print job the agent starts is told which converts its
+    /// document); nil for a `.thumbnailer`, the desktop's, which makes pictures and nothing a printer takes.
+    public var word: String? {
+        switch self {
+        case .image: "image"
+        case .pdf: "pdf"
+        case .postscript: "postscript"
+        case .text: "text"
+        case .table(.comma): "csv"
+        case .table(.tab): "tsv"
+        case .office: "office"
+        case .iWork: "iwork"
+        case .thumbnailer: nil
+        case .facts: "facts"
+        }
+    }
+
+    /// The generator `word` names.
+    public init?(word: String) {
+        let all: [PreviewGenerator] = [.image, .pdf, .postscript, .text, .table(.comma), .table(.tab), .office, .iWork, .facts]
+        guard let found = all.first(where: { $0.word == word }) else { return nil }
+        self = found
+    }
+}

@@ -85,6 +85,10 @@ public struct HandlerRegistration: Sendable, Hashable {
     /// own (then `exec` is empty); and the line that says so, for the checks that need the running system.
     public var unit: UnitTemplate?
     public var unitLine: Int?
+    /// Print=: a CUPS destination each delivery is printed on (a print hot folder), instead of a program of the
+    /// registration's own (then `exec` is empty); and the line that says so.
+    public var printer: PrintQueue?
+    public var printerLine: Int?
     /// The [DocumentType] sections in file order.
     public var documentTypes: [DocumentType]
     /// The [ExportedType] sections in file order.

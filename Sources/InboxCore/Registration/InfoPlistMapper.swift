@@ -154,7 +154,8 @@ struct InfoPlistMapper {
                 guard let text = handlerValue(entry.value, entry.key, path) else { continue }
                 let converted = INIEntry(key: entry.key, value: text, line: line(entry.value.location, path), label: path)
                 if entry.key == "Identifier" { overrides.identifier = converted } else { overrides.name = converted }
-            case "Exec":
+            case "Exec", "Unit", "Print":
+                // Each stands in for the bundle's program.
                 overrides.hasExec = true
             default:
                 continue

@@ -55,7 +55,8 @@ public enum RegistrationParser {
         let handlerLine = handler.firstLine ?? 1
         if handler.firstLine == nil {
             sink.error(1, "missing [Handler] section")
-        } else if handler.exec == nil && !handler.execInvalid && handler.unitLine == nil, let message = terms.missingExec {
+        } else if handler.exec == nil && !handler.execInvalid && handler.unitLine == nil && handler.printerLine == nil,
+                  let message = terms.missingExec {
             sink.error(handlerLine, message)
         }
         let identifier = handler.identifier ?? terms.stem ?? stem(of: path)
@@ -70,8 +71,10 @@ public enum RegistrationParser {
 
         handler.checkActivation(sink: &sink)
         handler.checkUnit(sink: &sink)
+        handler.checkPrinter(sink: &sink)
         let diagnostics = sink.sorted
-        guard !diagnostics.containsError, let exec = handler.exec ?? (handler.unit != nil ? ExecCommand.none : nil) else {
+        let runsNoProgram = handler.unit != nil || handler.printer != nil
+        guard !diagnostics.containsError, let exec = handler.exec ?? (runsNoProgram ? ExecCommand.none : nil) else {
             return RegistrationFile(registration: nil, diagnostics: diagnostics, typeReferences: sink.typeReferences)
         }
         var registration = HandlerRegistration(
@@ -91,6 +94,8 @@ public enum RegistrationParser {
         registration.batchWindow = handler.batchWindow
         registration.unit = handler.unit
         registration.unitLine = handler.unitLine
+        registration.printer = handler.printer
+        registration.printerLine = handler.printerLine
         return RegistrationFile(registration: registration, diagnostics: diagnostics, typeReferences: sink.typeReferences)
     }
 
@@ -146,6 +151,8 @@ private struct HandlerSection {
     var batchWindowLine: Int?
     var unit: UnitTemplate?
     var unitLine: Int?
+    var printer: PrintQueue?
+    var printerLine: Int?
     var activationLine: Int?
     var requireLandlockLine: Int?
     /// Keys a unit's own settings stand in for (ReadWritePaths=, OutputLimit=, Limit*=), with their lines.
@@ -155,7 +162,7 @@ private struct HandlerSection {
     static let keys: Set<String> = Set(["Identifier", "Name", "Exec", "User", "Group", "TimeoutSec", "MaxConcurrent",
                                         "Environment", "ReadWritePaths", "RequireLandlock", "OutputLimit",
                                         "Activation", "Instances", "MaxInFlight", "IdleExitSec", "BatchSize",
-                                        "BatchWindowSec", "Unit"]
+                                        "BatchWindowSec", "Unit", "Print"]
                                        + HandlerLimit.Key.allCases.map(\.rawValue))
 
     /// What Activation= and the batch keys allow of Exec=, checked once the whole section is read: a resident
@@ -199,6 +206,25 @@ private struct HandlerSection {
         for (key, keyLine) in processOnlyKeys {
             sink.warning(keyLine, "\(key)= has no effect with Unit= (set it in the unit), ignored")
         }
+    }
+
+    /// What Print= allows of the other keys, checked once the whole section is read: the agent's own print job runs
+    /// in place of a program, one per delivery, under the registration's identity and sandbox.
+    mutating func checkPrinter(sink: inout DiagnosticSink) {
+        guard printer != nil, let line = printerLine else { return }
+        if exec != nil || execInvalid {
+            sink.error(execLine ?? line, "Exec= and Print= exclude each other: each delivery is printed on the "
+                       + "destination, and no program runs; remove Exec=")
+        }
+        if unit != nil {
+            sink.error(unitLine ?? line, "Unit= and Print= exclude each other: remove one")
+        }
+        if activation == .resident {
+            sink.error(activationLine ?? line, "Activation=resident and Print= exclude each other: each delivery is "
+                       + "a print job of its own")
+        }
+        if let batchSizeLine { sink.warning(batchSizeLine, "BatchSize= has no effect with Print=, ignored") }
+        if let batchWindowLine { sink.warning(batchWindowLine, "BatchWindowSec= has no effect with Print=, ignored") }
     }
 
     mutating func read(_ section: INISection, sink: inout DiagnosticSink) {
@@ -306,6 +332,13 @@ private struct HandlerSection {
                 unitLine = value.isEmpty ? nil : entry.line
                 do {
                     unit = value.isEmpty ? nil : try UnitTemplate(parsing: value)
+                } catch {
+                    sink.error(entry.line, error.message)
+                }
+            case "Print":
+                printerLine = value.isEmpty ? nil : entry.line
+                do {
+                    printer = value.isEmpty ? nil : try PrintQueue(parsing: value)
                 } catch {
                     sink.error(entry.line, error.message)
                 }

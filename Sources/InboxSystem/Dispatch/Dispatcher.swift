@@ -153,6 +153,7 @@ final class Dispatcher {
         record.delivery.attempt = attempt
         record.delivery.contentTypes = catalog.conformanceChain(of: record.delivery.contentType)
         record.delivery.unit = registration.unit?.instance(record.delivery.id)
+        record.delivery.printer = registration.printer?.description
         let started = EventLoop.now()
         let id = record.delivery.id
         switch launcher.start(record.delivery, kind: kind, copy: copy.descriptor, registration: registration,

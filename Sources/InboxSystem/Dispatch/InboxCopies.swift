@@ -233,7 +233,9 @@ final class InboxCopies {
                 ("INBOX_REASON", outcome.phrase)])
             // Failed attempts survive a restart; the attempt count is only written when one fails.
             if let inbox, case .opened(let file) = inbox.openDelivered(Array(delivery.name.utf8), of: delivery) {
-                ExtendedAttributes(file.descriptor).write(AgentAttribute.attempts, String(delivery.attempt))
+                // A deferred attempt was not counted.
+                let made = if case .deferred = outcome { delivery.attempt - 1 } else { delivery.attempt }
+                ExtendedAttributes(file.descriptor).write(AgentAttribute.attempts, String(made))
                 file.descriptor.close()
             }
         case .fail(let reason, let outcome):

@@ -11,7 +11,7 @@ extension Delivery {
          ("INBOX_CONTENT_TYPE", contentType), ("INBOX_TYPE_SOURCE", typeSource.rawValue),
          ("INBOX_SOURCE_APP", sourceApp), ("INBOX_SOURCE_UID", sourceUID.map { String($0) }),
          ("INBOX_ATTEMPT", String(attempt)), ("INBOX_REDELIVERED", redelivered ? "1" : nil),
-         ("INBOX_CHOSEN_BY", chosenBy.journalValue), ("INBOX_UNIT", unit), ("INBOX_PACKAGE", isPackage ? "1" : nil)]
+         ("INBOX_CHOSEN_BY", chosenBy.journalValue), ("INBOX_UNIT", unit), ("INBOX_PRINTER", printer), ("INBOX_PACKAGE", isPackage ? "1" : nil)]
     }
 }
 
@@ -36,6 +36,8 @@ extension DeliveryOutcome {
         case .failedAnswer(let reason): reason.isEmpty ? "answered failed" : "answered failed (\(reason))"
         case .unanswered(let why): "gave no answer (\(why))"
         case .batchFailed(let outcome): "\(outcome.phrase) in a batch"
+        case .deferred(let why): "could not take it now (\(why))"
+        case .printFailed(let why): "could not print it (\(why))"
         }
     }
 }

@@ -14,6 +14,9 @@ public enum JournalEvent: String, Sendable, CaseIterable {
     case expired
     /// A file waits in pending/ for a person to choose among its candidates (`ChooseHandler=ask`).
     case pending
+    /// A print hot folder's job was created on its destination (`Print=`), and when it ended.
+    case printSubmitted = "print-submitted"
+    case printEnded = "print-ended"
 
     /// 128-bit id in journal form; the last digit tells the kinds apart.
     public var messageID: String {
@@ -24,6 +27,8 @@ public enum JournalEvent: String, Sendable, CaseIterable {
         case .instanceCrashed: return "3b0a2c9d6e1f4a7b8c5d2e0f1a3b4c63"
         case .expired: return "3b0a2c9d6e1f4a7b8c5d2e0f1a3b4c6a"
         case .pending: return "3b0a2c9d6e1f4a7b8c5d2e0f1a3b4c64"
+        case .printSubmitted: return "3b0a2c9d6e1f4a7b8c5d2e0f1a3b4c65"
+        case .printEnded: return "3b0a2c9d6e1f4a7b8c5d2e0f1a3b4c66"
         default: break
         }
         let digit: String = switch self {
@@ -43,7 +48,7 @@ public enum JournalEvent: String, Sendable, CaseIterable {
         case .stopping: "e"
         case .mismatch: "f"
         case .outputDropped: "0"
-        case .instanceStarted, .instanceStopped, .instanceCrashed, .expired, .pending: ""
+        case .instanceStarted, .instanceStopped, .instanceCrashed, .expired, .pending, .printSubmitted, .printEnded: ""
         }
         return "3b0a2c9d6e1f4a7b8c5d2e0f1a3b4c5" + digit
     }
@@ -52,7 +57,7 @@ public enum JournalEvent: String, Sendable, CaseIterable {
     var isDeliveryEvent: Bool {
         switch self {
         case .arrived, .dispatched, .finished, .retry, .failed, .unhandled, .violation, .removed, .rejected,
-             .mismatch, .outputDropped, .expired, .pending: true
+             .mismatch, .outputDropped, .expired, .pending, .printSubmitted, .printEnded: true
         default: false
         }
     }

@@ -3,8 +3,9 @@ import InboxCore
 
 /// The launcher the dispatcher is given: each attempt goes to the one its launch kind names (`LaunchKind`, which the
 /// dispatcher's limits count by too) — a resident instance (`Activation=resident`), a batch (`%F`, `%U` in `Exec=`),
-/// an instance of a systemd unit (`Unit=`), or a process of its own. It builds the four with what they share: the
-/// spawner every handler process is started by, and the reaper that ends what any of them leaves running.
+/// an instance of a systemd unit (`Unit=`), a print job (`Print=`), or a process of its own. It builds the five with
+/// what they share: the spawner every handler process is started by, and the reaper that ends what any of them leaves
+/// running.
 final class HandlerLaunchers: Launcher {
     let spawner: HandlerSpawner
     let reaper: Reaper
@@ -12,6 +13,7 @@ final class HandlerLaunchers: Launcher {
     let batches: BatchLauncher
     let resident: ResidentLauncher
     let units: UnitLauncher
+    let printers: PrintLauncher
 
     /// `ownChildren`: the agent's children that are not handlers (its content sniffer), never taken for leftovers.
     /// `maxProcesses`: the agent's MaxConcurrent=, which also bounds a batch handler's processes.
@@ -25,11 +27,14 @@ final class HandlerLaunchers: Launcher {
                                 maxProcesses: maxProcesses)
         resident = ResidentLauncher(loop: loop, logger: logger, spawner: spawner)
         units = UnitLauncher(loop: loop, logger: logger, runtimeDirectory: runtimeDirectory)
+        printers = PrintLauncher(loop: loop, logger: logger, spawner: spawner, catalog: catalog)
     }
 
     func start(_ delivery: Delivery, kind: LaunchKind, copy: FileDescriptor, registration: HandlerRegistration,
                container: Container, ended: @escaping (DeliveryOutcome) -> Void) -> LaunchStart {
         switch kind {
+        case .print:
+            printers.start(delivery, copy: copy, registration: registration, container: container, ended: ended)
         case .unit:
             units.start(delivery, copy: copy, registration: registration, container: container, ended: ended)
         case .resident:
@@ -44,5 +49,6 @@ final class HandlerLaunchers: Launcher {
     func use(_ catalog: HandlerCatalog) {
         spawner.use(catalog)
         resident.use(catalog)
+        printers.use(catalog)
     }
 }

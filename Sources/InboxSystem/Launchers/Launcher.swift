@@ -2,9 +2,9 @@ import InboxCore
 
 /// How the dispatcher starts a handler for a delivery: the one seam between deciding what runs and making it run.
 /// `HandlerLaunchers` conforms (the one the dispatcher is given); it hands each attempt, by its launch kind, to one of
-/// four launchers of the same shape: `ProcessLauncher` (a process per file), `BatchLauncher` (a process for many,
-/// `%F`), `ResidentLauncher` (messages to instances that stay running) and `UnitLauncher` (an instance of a systemd
-/// unit). A fake conformer tests the dispatcher in process.
+/// five launchers of the same shape: `ProcessLauncher` (a process per file), `BatchLauncher` (a process for many,
+/// `%F`), `ResidentLauncher` (messages to instances that stay running), `UnitLauncher` (an instance of a systemd
+/// unit) and `PrintLauncher` (a print job on a CUPS destination, `Print=`). A fake conformer tests the dispatcher in process.
 protocol Launcher: AnyObject {
     /// Starts `delivery`'s handler as `kind`, the launch kind the dispatcher decided for this attempt and counts it
     /// as. When `.started`, `ended` is called exactly once, from the event loop, with how the attempt ended;

@@ -112,6 +112,12 @@ extension PrintDestination {
         return .success(jobID)
     }
 
+    /// Cancels a job (IPP Cancel-Job); whether the server took the request.
+    @discardableResult
+    public func cancel(_ jobID: CInt) -> Bool {
+        sys_cupsCancelDestJob(dest, jobID).rawValue <= IPP_STATUS_OK_CONFLICTING.rawValue
+    }
+
     /// Waits between two looks at a job; a signal ends the wait early.
     public static func pause(_ duration: Duration) { sys_nanosleep(duration) }
 

@@ -16,6 +16,16 @@ public enum Signals {
         _ = sys_pthread_sigmask(SIG_UNBLOCK, &set)
     }
 
+    /// Waits up to `duration` for one of `signals`, which the caller has blocked (`block`): the signal taken, or nil
+    /// when none came. A program without an event loop sleeps here and still hears SIGTERM at once.
+    public static func wait(for signals: [CInt], upTo duration: Duration) -> CInt? {
+        var set = makeSet(signals)
+        let (seconds, attoseconds) = duration.components
+        var timeout = timespec(tv_sec: Int(seconds), tv_nsec: Int(attoseconds / 1_000_000_000))
+        let taken = sys_sigtimedwait(&set, &timeout)
+        return taken > 0 ? taken : nil
+    }
+
     /// Ignores SIGPIPE so a vanished journal or reader turns into EPIPE, not death.
     public static func ignorePipe() {
         _ = sys_signal(SIGPIPE, SIG_IGN)
