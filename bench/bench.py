@@ -22,6 +22,8 @@ rounds so that drift in the machine's load falls on all alike:
   resolution  type resolution per file with many registrations (bench/resolution/main.swift)
   preview     Quick Look's time to first picture against the tool it runs (bench/preview.py): a PDF page, a JPEG,
               a picture on a terminal, a Word document through LibreOffice
+  print       arrival -> job accepted by a private cupsd (bench/printing.py): lp and inboxctl print --no-wait per
+              file beside a print hot folder (Print=), on a multi-page PDF and a text file
 
 Every scenario but content and resolution runs once for each of --contents (default mix,empty): the
 realistic mix is the test corpus (Tests/Corpus/make-corpus, made once and kept while the script is
@@ -53,9 +55,10 @@ import tempfile
 import time
 
 import preview
+import printing
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-SCENARIOS = ["latency", "throughput", "burst", "resident", "batch", "content", "resolution", "preview"]
+SCENARIOS = ["latency", "throughput", "burst", "resident", "batch", "content", "resolution", "preview", "print"]
 
 RUNNING = []  # what this run started and must stop if a benchmark fails half-way (agents and peers)
 
@@ -183,7 +186,8 @@ def stage(staging, count, prefix, files=None):
 class Agent:
     """One inboxd on a private Inbox, state directory and handlers.d, with one registration."""
 
-    def __init__(self, inboxd, workdir, exec_line, keys=()):
+    def __init__(self, inboxd, workdir, exec_line, keys=(), registration=None, identifier="bench.handler", env=None):
+        """registration: the text of its one registration (with that identifier) instead of bench.handler's."""
         self.dir = workdir
         # Handlers run under identities of their own: they must reach the stamp log beside this.
         os.chmod(os.path.dirname(workdir), 0o755)
@@ -194,18 +198,18 @@ class Agent:
         handlers = os.path.join(workdir, "handlers.d")
         for d in (self.inbox, self.staging, self.state, self.runtime, handlers):
             os.makedirs(d, exist_ok=True)
-        with open(os.path.join(handlers, "bench.handler"), "w") as f:
+        with open(os.path.join(handlers, identifier + ".handler"), "w") as f:
             # The handler writes its stamps beside the agent's directories: allowed by its sandbox.
-            f.write("[Handler]\nIdentifier=bench.handler\nExec=%s\n%sReadWritePaths=%s\n"
+            f.write(registration or "[Handler]\nIdentifier=bench.handler\nExec=%s\n%sReadWritePaths=%s\n"
                     "[DocumentType]\nContentTypes=public.data\nRank=Owner\n"
                     % (exec_line, "".join(key + "\n" for key in keys), os.path.dirname(workdir)))
-        self.container_inbox = os.path.join(self.state, "containers", "bench.handler", "Inbox")
+        self.container_inbox = os.path.join(self.state, "containers", identifier, "Inbox")
         self.stderr_path = os.path.join(workdir, "agent.stderr")
         with open(self.stderr_path, "w") as stderr:
             self.process = subprocess.Popen(
                 [inboxd, "--inbox", self.inbox, "--handlers", handlers, "--state", self.state,
                  "--runtime-dir", self.runtime, "--defaults", os.path.join(workdir, "none.conf")],
-                stdout=subprocess.DEVNULL, stderr=stderr)
+                stdout=subprocess.DEVNULL, stderr=stderr, env=env)
         RUNNING.append(self)
         status = os.path.join(self.runtime, "status.json")
         deadline = time.monotonic() + 30
@@ -1131,6 +1135,8 @@ def report(results):
             print("  %-36s median %7.1f us, p99 %7.1f us" % (step["step"], step["median_us"], step["p99_us"]))
     if "preview" in results:
         preview.report(results["preview"])
+    if "print" in results:
+        printing.report(results["print"])
     if results.get("targets"):
         print("targets (docs/design.md)%s; ratios within one run:"
               % (", on %s files" % results["targets_content"] if results.get("targets_content") else ""))
@@ -1180,6 +1186,9 @@ def main():
     parser.add_argument("--preview-corpus-script", help="Tests/PreviewCorpus/make-corpus, for the preview scenario")
     parser.add_argument("--preview-runs", type=int, default=7, help="runs of each subject of the preview scenario")
     parser.add_argument("--office-runs", type=int, default=3, help="runs of each LibreOffice subject of the preview scenario")
+    parser.add_argument("--print-count", type=int, default=40, help="files of each kind per subject and round of the print scenario")
+    parser.add_argument("--print-pages", type=int, default=8, help="pages of the print scenario's PDF")
+    parser.add_argument("--print-text-lines", type=int, default=100, help="lines of the print scenario's text file")
     parser.add_argument("--only", help="scenarios to run, comma-separated: " + ", ".join(SCENARIOS))
     parser.add_argument("--compare", action="append", default=[], metavar="LABEL=PATH",
                         help="another inboxd binary to run beside the main one (repeatable); launched handlers only")
@@ -1251,6 +1260,12 @@ def main():
                     print("preview: time to first picture, %d runs (LibreOffice %d)..." % (args.preview_runs, args.office_runs),
                           file=sys.stderr)
                     results["preview"] = preview.bench_preview(args, workdir)
+            if "print" in only:
+                print("print: %d files of each kind per subject, %d rounds: lp, inboxctl print --no-wait, a Print= hot folder..."
+                      % (args.print_count, max(1, args.rounds)), file=sys.stderr)
+                results["print"] = printing.bench_print(
+                    args, workdir, lambda directory, text, env: Agent(args.inboxd, directory, None, registration=text,
+                                                                      identifier="bench.print", env=env))
         finally:
             for started in list(RUNNING):
                 started.kill()

@@ -7,6 +7,7 @@ import unittest
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import bench  # noqa: E402
 import preview  # noqa: E402
+import printing  # noqa: E402
 
 
 def results(throughput_rounds, latency_rounds):
@@ -99,6 +100,47 @@ class Preview(unittest.TestCase):
                 '"pages":[],"notes":[],"error":"30000 x 30000 pixels is over the bound"}]}')
         self.assertEqual(preview.pages_in(text), [("report.pdf", ["/o/1-1.png"], None),
                                                   ("huge.png", [], "30000 x 30000 pixels is over the bound")])
+
+
+class Print(unittest.TestCase):
+    LOG = [
+        'localhost - - [02/Dec/2026:08:33:21 +0000] "POST /admin/ HTTP/1.1" 200 15323 CUPS-Add-Modify-Printer successful-ok',
+        'localhost - - [02/Dec/2026:08:33:26 +0000] "POST /printers/bench HTTP/1.1" 200 347 Create-Job successful-ok',
+        'localhost - - [02/Dec/2026:08:33:26 +0000] "POST /printers/bench HTTP/1.1" 200 6840 Send-Document successful-ok',
+        'localhost - - [02/Dec/2026:08:33:26 +0000] "POST /printers/bench HTTP/1.1" 200 6840 Print-Job successful-ok',
+        'localhost - - [02/Dec/2026:08:33:26 +0000] "POST /printers/bench HTTP/1.1" 200 6840 Send-Document client-error-not-possible',
+        'localhost - - [02/Dec/2026:08:33:26 +0000] "POST /printers/bench2 HTTP/1.1" 200 6840 Send-Document successful-ok',
+        'localhost - - [02/Dec/2026:08:33:27 +0000] "POST /jobs/ HTTP/1.1" 200 120 Send-Document successful-ok',
+    ]
+
+    def test_a_document_accepted_is_a_send_document_or_print_job_for_the_queue(self):
+        self.assertEqual(printing.accepted_documents(self.LOG, "bench"), 2)
+        self.assertEqual(printing.accepted_documents(self.LOG, "bench2"), 1)
+        self.assertEqual(printing.accepted_documents([], "bench"), 0)
+
+    def test_rates_and_ratios_to_lp_with_the_rounds(self):
+        samples = {"pdf": {"lp": [40.0, 50.0, 60.0], "inboxctl": [20.0, 20.0, 30.0], "hot folder": [80.0, 100.0, 90.0]},
+                   "text": {"lp": [50.0], "inboxctl": []}}
+        calls = {"pdf": {"lp": [0.010, 0.030, 0.020], "inboxctl": [0.040]}}
+        got = printing.figures(samples, calls)
+        self.assertEqual(got["pdf"]["lp"], {"per_s": 50.0, "rounds": [40.0, 50.0, 60.0], "call_ms": 20.0})
+        self.assertEqual(got["pdf"]["inboxctl"], {"per_s": 20.0, "rounds": [20.0, 20.0, 30.0], "to_lp": 0.4,
+                                                  "rounds_to_lp": [0.5, 0.4, 0.5], "call_ms": 40.0})
+        self.assertEqual(got["pdf"]["hot folder"]["to_lp"], 1.8)
+        self.assertEqual(got["pdf"]["hot folder"]["rounds_to_lp"], [2.0, 2.0, 1.5])
+        self.assertNotIn("call_ms", got["pdf"]["hot folder"])
+        self.assertEqual(list(got["text"]), ["lp"])  # a subject with no rounds has no figure
+
+    def test_the_documents_say_their_pages_and_lines(self):
+        source = printing.postscript(3, lines=2)
+        self.assertEqual(source.count("showpage"), 3)
+        self.assertIn("(Page 3 of the print benchmark's document, line 2: words printed through CUPS.) show", source)
+        lines = printing.text(120).splitlines()
+        self.assertEqual((len(lines), lines[0][:9], lines[-1][:9]), (120, "Line 0001", "Line 0120"))
+
+    def test_the_print_registration(self):
+        self.assertEqual(printing.registration("q"), "[Handler]\nIdentifier=bench.print\nPrint=q\n\n[DocumentType]\n"
+                                                     "ContentTypes=com.adobe.pdf public.plain-text\nRank=Owner\n")
 
 
 if __name__ == "__main__":

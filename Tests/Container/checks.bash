@@ -1030,6 +1030,149 @@ sys.exit(0 if ok else 1)' "$json" 2>&1) || ok=1
     return "$ok"
 }
 
+# --- Printing through the container's own CUPS ----------------------------------------
+# cupsd is the container's (cups.service, which cups.socket and cups.path start at boot);
+# its queues print through the Generic PDF PPD of cups-filters to a `file:` device, so what
+# comes out is the PDF the filter chain made, read back with pdfinfo and pdftotext.
+print_queue=inboxd-test
+hot_queue=inboxd-hot
+print_out=/srv/print
+
+# printed_pages QUEUE: the page count of the PDF that QUEUE's device wrote.
+printed_pages() { inside pdfinfo "$print_out/$1.pdf" 2>/dev/null | sed -n 's/^Pages: *//p'; }
+# printed_says QUEUE TEXT...: the text of that PDF (pdftotext) has every TEXT; says which not.
+printed_says() {
+    local text want ok=0
+    text=$(inside pdftotext "$print_out/$1.pdf" -) || return 1
+    shift
+    for want in "$@"; do
+        grep -qF "$want" <<<"$text" || {
+            echo "    not in the printed text: $want"
+            ok=1
+        }
+    done
+    return "$ok"
+}
+# empty_output QUEUE: CUPS 2.4 opens a file: device without O_CREAT or O_TRUNC, so the file
+# must exist before a job and is emptied before each.
+empty_output() { inside sh -c ': >"$1"' sh "$print_out/$1.pdf"; }
+
+# FileDevice Yes in cups-files.conf (without it cupsd refuses a file: device), a restart,
+# and the two queues. lpadmin -P reads the PPD itself: -m would need cups-driverd, which is
+# in the `cups` package, not in cups-daemon.
+check_print_setup() {
+    local queue out
+    inside sh -c 'grep -qx "FileDevice Yes" /etc/cups/cups-files.conf ||
+        printf "FileDevice Yes\n" >>/etc/cups/cups-files.conf' || return 1
+    inside systemctl restart cups.service || return 1
+    wait_for 30 "cups.service active" inside systemctl is-active cups.service || {
+        inside systemctl status --no-pager --lines=20 cups.service
+        return 1
+    }
+    inside install -d -m 0755 "$print_out" || return 1
+    for queue in "$print_queue" "$hot_queue"; do
+        inside sh -c ': >"$1"' sh "$print_out/$queue.pdf" || return 1
+        out=$(inside lpadmin -p "$queue" -E -v "file://$print_out/$queue.pdf" \
+            -P /usr/share/ppd/cupsfilters/Generic-PDF_Printer-PDF.ppd 2>&1) || {
+            printf '%s\n' "$out" | sed 's/^/    /'
+            return 1
+        }
+    done
+    inside systemctl status --no-pager --lines=0 cups.service | grep -E 'Active:|Status:' | sed 's/^ */    /'
+    inside lpstat -p "$print_queue,$hot_queue" | sed 's/^/    /'
+}
+
+# An ordinary user prints with the package's inboxctl, to the container's cupsd through its
+# socket (no CUPS_SERVER: libcups finds /run/cups/cups.sock itself): the corpus's report.pdf
+# (3 pages) as it is, and a text file of 70 lines drawn as its preview is (2 pages of 50
+# lines). Each job is followed to its end (exit 0: completed); then the queue's output is a
+# PDF with those pages and that text.
+check_print() {
+    local file pages first last out status ok=0
+    while IFS='|' read -r file pages first last; do
+        empty_output "$print_queue" || return 1
+        status=0
+        out=$(as sender sh -c 'cd && cp "/srv/inboxd-tests/files/$1" . && inboxctl print --printer "$2" --json "${1##*/}"' \
+            sh "$file" "$print_queue" 2>&1) || status=$?
+        printf '%s\n' "$out" | sed 's/^/    /'
+        if ((status != 0)); then
+            echo "    inboxctl print --printer $print_queue ${file##*/}: exit $status, not 0"
+            ok=1
+            continue
+        fi
+        [[ $(printed_pages "$print_queue") == "$pages" ]] || {
+            echo "    ${file##*/}: $(printed_pages "$print_queue") pages printed, not $pages"
+            ok=1
+        }
+        printed_says "$print_queue" "$first" "$last" || ok=1
+        echo "    ${file##*/}: $(printed_pages "$print_queue") pages in $print_out/$print_queue.pdf, from \"$first\" to \"$last\""
+    done <<'PRINTED'
+preview/report.pdf|3|Page one of the quarterly report is red.|Page three of the quarterly report is blue.
+note.txt|2|A note printed through the container's own cupsd.|Line 70 of the note.
+PRINTED
+    return "$ok"
+}
+
+# A print hot folder: a registration with Print=QUEUE instead of Exec=, for PDFs. A PDF an
+# ordinary user sends to the drop Inbox is sent by the agent (under its unit) as a job to the
+# container's cupsd; the delivery is done when the job completes: the finished entry, the
+# file gone from the Inbox and its container, the queue's output the PDF's three pages.
+# Skipped, with inboxctl verify's words, while the installed agent does not know Print=.
+print_registration='[Handler]
+Identifier=test.inboxd.print
+Print=inboxd-hot
+
+[DocumentType]
+ContentTypes=com.adobe.pdf
+Rank=Owner
+'
+print_copies_gone() {
+    [[ -z $(inside find "$spool" /var/lib/inboxd/containers/test.inboxd.print/Inbox -mindepth 1 2>/dev/null) ]]
+}
+check_print_hot_folder() {
+    local verified after ok=0
+    inside sh -c 'printf "%s" "$1" >/root/test.inboxd.print.handler' sh "$print_registration" || return 1
+    if ! verified=$(inside inboxctl verify --strict /root/test.inboxd.print.handler 2>&1); then
+        printf '%s\n' "$verified" | sed 's/^/    inboxctl verify --strict: /'
+        if grep -q "unknown key 'Print'" <<<"$verified"; then
+            echo "    skipped: the installed agent does not know Print= yet (nothing was installed in handlers.d)"
+            return "$skip_status"
+        fi
+        return 1
+    fi
+    empty_output "$hot_queue" || return 1
+    after=$(cursor)
+    inside install -m 0644 /root/test.inboxd.print.handler /etc/inboxd/handlers.d/ || return 1
+    wait_for 30 "the agent to load test.inboxd.print" loaded "$after" test.inboxd.print || {
+        last_loaded "$after" | grep -E '^(MESSAGE|INBOX_HANDLERS|INBOX_REJECTED)=' | sed 's/^/    /'
+        unit_log "$after" --output=cat | tail -n 10 | sed 's/^/    /'
+        return 1
+    }
+    after=$(cursor)
+    as sender sh -c 'cd && cp /srv/inboxd-tests/files/preview/report.pdf hot-report.pdf &&
+        inboxctl send --inbox "$1" --source-app com.example.mail hot-report.pdf' sh "$spool" >/dev/null || return 1
+    wait_for 90 "the finished entry of test.inboxd.print" entry "$after" INBOX_EVENT=finished \
+        INBOX_HANDLER=test.inboxd.print || {
+        unit_log "$after" --output=cat | tail -n 20 | sed 's/^/    /'
+        inside lpstat -W all -o "$hot_queue" | sed 's/^/    lpstat: /'
+        return 1
+    }
+    entries "$after" -- _SYSTEMD_UNIT=inboxd.service INBOX_HANDLER=test.inboxd.print |
+        sed -n 's/^MESSAGE=/    journal: /p'
+    inside lpstat -W completed -o "$hot_queue" | sed 's/^/    lpstat -W completed: /'
+    [[ $(printed_pages "$hot_queue") == 3 ]] || {
+        echo "    $(printed_pages "$hot_queue") pages printed by $hot_queue, not 3"
+        ok=1
+    }
+    printed_says "$hot_queue" 'Page one of the quarterly report is red.' \
+        'Page three of the quarterly report is blue.' || ok=1
+    wait_for 10 "hot-report.pdf gone from the Inbox and the container" print_copies_gone || {
+        echo "    left: $(inside find "$spool" /var/lib/inboxd/containers/test.inboxd.print/Inbox -mindepth 1 2>/dev/null | paste -sd' ')"
+        ok=1
+    }
+    return "$ok"
+}
+
 run_checks() {
     check "install: dpkg -i starts inboxd, active (running), STATUS=" check_install || return 0
     check "the unit's sandbox holds the running agent" check_agent_sandbox || true
@@ -1055,6 +1198,13 @@ run_checks() {
     check "a handler's output in /srv/photos: the documented drop-in" check_handler_output_elsewhere || true
     check "user unit: systemctl --user for a lingering user" check_user_instance || true
     check "systemctl restart: an idle resident instance ends before the agent" check_restart_resident_idle || true
+    # Printing through the container's cupsd. After the checks that read a handler's lines since a
+    # journal cursor: inboxctl print draws a text file with generators run as a user, as the preview
+    # check does (below). The hot folder's check reads only the agent's own entries.
+    if check "CUPS in the container: cups.service, file: queues (FileDevice Yes)" check_print_setup; then
+        check "a print hot folder (Print=): a dropped PDF is printed, done" check_print_hot_folder || true
+        check "an ordinary user prints a PDF and a text file (inboxctl print)" check_print || true
+    fi
     # Last before removal: run before them, it made the two checks that read a handler's lines since
     # a journal cursor miss each handler's first line (cause not found yet; it adds a user and runs
     # generators as that user).
