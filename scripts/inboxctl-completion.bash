@@ -45,6 +45,11 @@ _inboxctl() {
             mapfile -t COMPREPLY < <(compgen -d -- "$cur")
             return
             ;;
+        --printer)
+            # The CUPS destinations (lpstat -e): what lp -d takes.
+            mapfile -t COMPREPLY < <(compgen -W "$(lpstat -e 2>/dev/null)" -- "$cur")
+            return
+            ;;
         --size)
             # thumbnail's sizes are names; preview's is a number of pixels (nothing to offer).
             COMPREPLY=()

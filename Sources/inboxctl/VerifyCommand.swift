@@ -88,7 +88,9 @@ enum VerifyCommand: InboxctlCommand {
             var registrations = parsed.registration.map { [$0] } ?? []
             let claims = ClaimResolver.resolve(&registrations, database: database,
                                                alreadyReported: parsed.typeReferences.unknownIdentifiers(in: database)).diagnostics
+            let printer = parsed.registration.flatMap(printerDiagnostic)
             let diagnostics = parsed.diagnostics + typeDiagnostics + unknown + claims + (program.map { [$0] } ?? [])
+                + (printer.map { [$0] } ?? [])
             let loads = parsed.registration != nil && program == nil && !diagnostics.contains(where: \.isError)
             return Checked(diagnostics: diagnostics, registrations: loads ? 1 : 0)
         }
@@ -107,6 +109,24 @@ enum VerifyCommand: InboxctlCommand {
             }
         }
         return Checked(diagnostics: diagnostics, configurationFiles: 1)
+    }
+
+    /// A `Print=` destination the CUPS server does not know, or one that is stopped or refuses jobs: a warning at its
+    /// line (it may be added or started later, and the hot folder waits for it); a server that does not answer (it
+    /// may not run where the registration is written), a notice.
+    static func printerDiagnostic(_ registration: HandlerRegistration) -> Diagnostic? {
+        guard let printer = registration.printer, let line = registration.printerLine else { return nil }
+        let location = SourceLocation(file: registration.path, line: line)
+        switch PrintDestination.find(printer.description) {
+        case .success(let destination):
+            guard let problem = destination.checkReady() else { return nil }
+            return Diagnostic(.warning, at: location, "Print=\(printer): \(problem); files wait until it takes jobs")
+        case .failure(.unreachable(let message)):
+            return Diagnostic(.notice, at: location, "Print=\(printer) not checked: no CUPS server answers (\(message))")
+        case .failure(let error):
+            return Diagnostic(.warning, at: location, "Print=\(printer): \(error) on the CUPS server; `lpstat -e` lists "
+                              + "the destinations")
+        }
     }
 
     /// inboxd.conf's diagnostics, and a warning for each [Inbox] bound to a handler that its search path (--handlers,

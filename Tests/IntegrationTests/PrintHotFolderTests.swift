@@ -167,6 +167,27 @@ struct PrintHotFolderTests {
         #expect(try server.lp("/usr/bin/lpstat", ["-W", "all", "-o"]).isEmpty)
     }
 
+    /// `inboxctl verify` asks the server about the destination: unknown or stopped is a warning at the Print= line,
+    /// a server that does not answer a notice; a destination that takes jobs says nothing.
+    @Test func verifyChecksTheDestination() throws {
+        try server.addQueue("q")
+        func verify(_ destination: String) throws -> String {
+            try world.write("[Handler]\nIdentifier=\(handler)\nPrint=\(destination)\n\n[DocumentType]\nContentTypes=com.adobe.pdf\n",
+                            to: world.handlerFile(handler))
+            let result = try run(Binaries.inboxctl.path, ["verify", world.handlerFile(handler).path],
+                                 environment: server.environment)
+            return result.stdout + result.stderr
+        }
+        let path = world.handlerFile(handler).path
+        #expect(try !verify("q").contains(":3:"))
+        #expect(try verify("nowhere").contains("\(path):3: warning: Print=nowhere: no destination is named nowhere on the "
+                                              + "CUPS server; `lpstat -e` lists the destinations"))
+        try server.lp("/usr/sbin/cupsdisable", ["q"])
+        #expect(try verify("q").contains("\(path):3: warning: Print=q: q is stopped"))
+        server.stop()
+        #expect(try verify("q").contains("\(path):3: notice: Print=q not checked: no CUPS server answers"))
+    }
+
     @Test func printExcludesExecAndResident() throws {
         try world.write("""
             [Handler]
