@@ -149,6 +149,9 @@ enum StatusCommand: InboxctlCommand {
         }
         lines.append(field("failed/", String(status.failed)))
         lines.append(field("unhandled/", String(status.unhandled)))
+        if status.pending > 0 {
+            lines.append(field("pending/", "\(status.pending) waiting for a choice of handler (inboxctl list pending)"))
+        }
         if status.leftInPlace > 0 {
             lines.append(field("Left in place", "\(status.leftInPlace) (cannot be moved aside: inboxctl list failed)"))
         }

@@ -57,6 +57,14 @@ struct ChoiceListTests {
         #expect(files.first?["candidates"] as? [String] == [world.first, world.second])
         #expect(files.first?["waitingSinceUSec"] is Int)
 
+        // The status counts what waits, and inboxctl status says so.
+        let statusFile = world.agent.runtime.appendingPathComponent("status.json")
+        try waitUntil("status.json counts the waiting file") {
+            ((try? String(contentsOf: statusFile, encoding: .utf8)) ?? "").contains("\"pending\":1,")
+        }
+        let status = try world.inboxctl(["status"])
+        #expect(status.stdout.contains("1 waiting for a choice of handler (inboxctl list pending)"), "\(status.stdout)")
+
         let chose = try world.inboxctl(["choose", "note.txt", "--with", world.second])
         #expect(chose.status == 0, "\(chose.stderr)")
         let finished = try world.agent.waitForEvents("finished", ["INBOX_HANDLER=\(world.second)"])

@@ -110,6 +110,8 @@ public struct AgentStatus: Sendable, Hashable {
     public var instances: [Instance] = []
     public var failed: Int = 0
     public var unhandled: Int = 0
+    /// Files waiting in pending/ for a person's choice of handler (`ChooseHandler=ask`).
+    public var pending: Int = 0
     /// The Landlock ABI handlers are confined with; 0 without Landlock.
     public var landlockABI: Int = 0
     public var registrations: Int = 0
@@ -154,7 +156,7 @@ public struct AgentStatus: Sendable, Hashable {
             + "\"queued\":\(queued),\"inFlight\":[\(inFlight.joined(separator: ","))],"
             + "\"retrying\":[\(retrying.joined(separator: ","))],"
             + "\"instances\":[\(instances.joined(separator: ","))],"
-            + "\"failed\":\(failed),\"unhandled\":\(unhandled),"
+            + "\"failed\":\(failed),\"unhandled\":\(unhandled),\"pending\":\(pending),"
             + "\"landlock\":\(landlockABI > 0),\"landlockABI\":\(landlockABI),\"registrations\":\(registrations),"
             + "\"registrationsLoadedAtUSec\":\(registrationsLoadedAtUSec),"
             + "\"contentSniffing\":\(contentSniffing),\"sniffer\":\(sniffer),"
@@ -198,6 +200,7 @@ public struct AgentStatus: Sendable, Hashable {
         }
         status.failed = value["failed"]?.int ?? 0
         status.unhandled = value["unhandled"]?.int ?? 0
+        status.pending = value["pending"]?.int ?? 0
         status.landlockABI = value["landlockABI"]?.int ?? 0
         status.registrations = value["registrations"]?.int ?? 0
         status.registrationsLoadedAtUSec = Int64(value["registrationsLoadedAtUSec"]?.int ?? 0)

@@ -259,6 +259,7 @@ public final class Agent {
         status.instances = launchers.resident.instances(now: now)
         status.failed = StateDirectories.visibleCount(state.failed)
         status.unhandled = StateDirectories.visibleCount(state.unhandled)
+        status.pending = StateDirectories.visibleCount(state.pending)
         status.crossMountInboxes = watcher.crossMountInboxes
         status.leftInPlace = state.leftInPlace.entries.count
         status.landlockABI = launchers.spawner.landlockABI
