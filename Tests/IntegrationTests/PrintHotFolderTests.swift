@@ -93,6 +93,35 @@ struct PrintHotFolderTests {
         #expect(try text(output).contains("hello from the hot folder"))
     }
 
+    /// A Word document is made a PDF by LibreOffice inside the print job (as nobody, under the job's sandbox).
+    @Test(.enabled(if: Office.available || Office.required, Comment(rawValue: Office.missing)))
+    func aWordDocumentIsConvertedByLibreOfficeInTheJob() throws {
+        try #require(Office.available, "CI=true: LibreOffice must be installed (\(Office.missing))")
+        let output = try server.addQueue("q")
+        try world.write("""
+            [Handler]
+            Identifier=\(handler)
+            Print=q
+            TimeoutSec=120s
+
+            [DocumentType]
+            Name=Letters
+            ContentTypes=org.openxmlformats.wordprocessingml.document
+            Rank=Owner
+            """, to: world.handlerFile(handler))
+        try world.start(config: "[Agent]\nMaxAttempts=1\n", environment: ["CUPS_SERVER": server.socket])
+        let docx = world.root.appendingPathComponent("made.docx")
+        let made = try run("/usr/bin/python3", ["-c", "import docx, sys; d = docx.Document(); "
+                                                + "d.add_paragraph('A letter from the hot folder'); d.save(sys.argv[1])",
+                                                docx.path])
+        try #require(made.status == 0, "python3-docx: \(made.stderr)")
+        try world.drop("letter.docx", contents: Array(try Data(contentsOf: docx)))
+        try world.waitForEvents("finished", ["INBOX_HANDLER=\(handler)"], timeout: 120)
+        #expect(world.events("print-submitted").first?[field: "INBOX_PRINT_CONVERTED"] == "office")
+        #expect(try pageCount(output) == 1)
+        #expect(try text(output).contains("A letter from the hot folder"))
+    }
+
     /// A stopped queue defers the file again and again, beyond MaxAttempts=1, and it prints once the queue is enabled.
     @Test func aStoppedQueueDefersUntilItIsEnabled() throws {
         let output = try server.addQueue("q")

@@ -177,7 +177,8 @@ final class HandlerSpawner {
     }
 
     /// The handler's Landlock ruleset: read and run everything, read and remove in its Inbox, full access to its
-    /// Documents/ and tmp/ (each on its own: the container root holds the Inbox) and to ReadWritePaths=.
+    /// Documents/ and tmp/ (each on its own: the container root holds the Inbox) and to ReadWritePaths=; for a print
+    /// job, sockets in /tmp.
     private func sandbox(for registration: HandlerRegistration, in container: Container) throws(SystemError) -> LandlockRuleset {
         if let ruleset = rulesets[registration.identifier] { return ruleset }
         let ruleset = try LandlockRuleset(abi: landlockABI)
@@ -189,6 +190,9 @@ final class HandlerSpawner {
         try ruleset.allow(all, beneath: container.documents)
         try ruleset.allow(all, beneath: container.tmp)
         for path in registration.readWritePaths { try ruleset.allow(all, beneath: path) }
+        // A print job converts Office documents with LibreOffice, whose one-instance pipe is a socket in /tmp (never
+        // $TMPDIR), made and removed there: only that, and /tmp's sticky bit keeps it to the job's own entries.
+        if registration.printer != nil { try ruleset.allow([.makeSock, .removeFile], beneath: "/tmp") }
         rulesets[registration.identifier] = ruleset
         return ruleset
     }
