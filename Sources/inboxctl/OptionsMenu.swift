@@ -68,7 +68,8 @@ struct OptionsMenu {
         if !viewers.isEmpty || hasGenerator {
             let viewer = viewers.first
             items.append(Item(action: .quickLook, kind: .quickLook(viewer: viewer, generator: generator),
-                              label: "Quick Look" + (viewer.map { " with \($0)" } ?? " (built-in: \(generator.name))"),
+                              label: "Quick Look" + (viewer.map { " with " + OpenInList.display($0, inspection: inspection) }
+                                  ?? " (built-in: \(generator.name))"),
                               json: JSONText.object([
                                   ("action", JSON.quote("quicklook")), ("do", JSON.quote("quicklook")),
                                   ("viewer", viewer.map(JSON.quote) ?? "null"),

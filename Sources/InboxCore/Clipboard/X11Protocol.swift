@@ -333,9 +333,9 @@ public struct X11Display: Sendable, Equatable {
         }
         let rest = name[name.index(after: colon)...]
         let digits = rest.prefix { $0.isASCII && $0.isNumber }
-        let tail = rest.dropFirst(digits.count)
+        let tail = rest.dropFirst(digits.count), screen = tail.dropFirst()
         guard let number = Int(digits), number < 65536,
-              tail.isEmpty || (tail.first == "." && tail.dropFirst().allSatisfy { $0.isASCII && $0.isNumber }) else {
+              tail.isEmpty || (tail.first == "." && !screen.isEmpty && screen.allSatisfy { $0.isASCII && $0.isNumber }) else {
             return .failure(X11Refusal(reason: "DISPLAY=\(name) names no display (':0', ':1.0')"))
         }
         return .success(X11Display(number: number))
