@@ -27,11 +27,11 @@ enum OptionsCommand: InboxctlCommand {
 
         On a terminal the items are numbered: a key takes one, q or Escape dismisses the menu.
         --do ACTION takes one without a menu: quicklook, open=ID, print or print=DEST, copy or
-        copy=DIR, send=INBOX; one that does not apply is an error listing those that do. --json
-        prints the menu, each action with what it would do, and takes none. Not on a terminal,
-        --do or --json is needed. The exit status is 0 when an action was taken and succeeded
-        (with --json: when the menu has an item), 1 when the menu was dismissed, is empty, or
-        the action failed.
+        copy=DIR, send=INBOX; one that does not apply is an error saying why and listing those
+        that do. --json prints the menu, each action with what it would do, and takes none. Not
+        on a terminal, --do or --json is needed. The exit status is 0 when an action was taken
+        and succeeded (with --json: when the menu has an item), 1 when the menu was dismissed,
+        is empty, or the action failed.
 
         USAGE: \(usage)
 
@@ -96,7 +96,8 @@ enum OptionsCommand: InboxctlCommand {
         if let requested {
             guard let item = menu.item(for: requested) else {
                 let applying = menu.items.map(\.action.word)
-                Inboxctl.write("inboxctl: --do \(requested.word) does not apply to \(file) (\(type)); "
+                Inboxctl.write("inboxctl: --do \(requested.word) does not apply to \(file) (\(type)): "
+                               + menu.absence(of: requested) + "; "
                                + (applying.isEmpty ? "nothing does\n" : "what does: \(applying.joined(separator: ", "))\n"),
                                to: 2)
                 return 1

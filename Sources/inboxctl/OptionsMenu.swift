@@ -37,6 +37,15 @@ struct OptionsMenu {
     let report: FileReport
     let mimeTypes: [String]
     let items: [Item]
+    /// Why there is no Print, when there is none: no server, no destination, or the plan's answer.
+    let printAbsence: String?
+    /// What the menu was built with.
+    let choices: Choices
+    /// The agent's drop Inboxes, and the one the file lies in (if any).
+    let inboxes: [String]
+    let ownInbox: String?
+    /// The handlers registered, for saying why an `open=ID` does not apply.
+    let registered: Set<String>
 
     /// What the menu is built with besides the file: where Copy and Print go (`--to`, `--printer`, or `--do`'s).
     struct Choices {
@@ -44,10 +53,13 @@ struct OptionsMenu {
         var printer: String?
     }
 
-    /// The menu of the file `report` describes (held open as `held`).
+    /// The menu of the file `report` describes, held open as `held`: Open in is decided on the file as `open` sends
+    /// it, without its content-type attribute.
     init(file: String, report: FileReport, held: Inspection.HeldDocument, choices: Choices, inspection: Inspection) {
         self.file = file
         self.report = report
+        self.choices = choices
+        registered = Set(inspection.loaded.registrations.map(\.identifier))
         let type = report.resolved.identifier
         let catalog = inspection.catalog
         var mimeTypes = catalog.database.declaration(for: type)?.mimeTypes ?? []
@@ -78,7 +90,8 @@ struct OptionsMenu {
         }
 
         // Open in each candidate, as the agent would rank them for the drop Inbox the file would be sent to.
-        let selection = OpenInList.selection(report, inbox: inspection.settings.inboxes.first, inspection: inspection)
+        let sent = (try? inspection.inspect(held, path: report.path, readingAttribute: false).get()) ?? report
+        let selection = OpenInList.selection(sent, inbox: inspection.settings.inboxes.first, inspection: inspection)
         let rows = OpenInList.rows(selection, inspection: inspection, prefix: "Open in ")
         for (index, candidate) in selection.candidates.enumerated() {
             let reason = OpenInList.reason(candidate, position: index + 1, selection: selection)
@@ -95,14 +108,20 @@ struct OptionsMenu {
         }
 
         // Print, when a destination is found and the plan can send the file to it, as it is or converted.
-        if case .success(let destination) = PrintDestination.find(choices.printer) {
+        var printAbsence: String?
+        switch PrintDestination.find(choices.printer) {
+        case .failure(let error):
+            printAbsence = "\(error)"
+        case .success(let destination):
             let printing = PreviewPlan.generator(chain: chain, mimeTypes: mimeTypes, package: package, thumbnailers: [])
             let plan = PrintPlan.decide(generator: printing, mimeTypes: mimeTypes, takes: destination.supports(format:))
             var how: (label: String, json: (String, String))?
             switch plan {
             case .send(let format): how = (" as \(format)", ("format", JSON.quote(format)))
             case .convert(let with): how = (" as a PDF (\(with.name))", ("convert", JSON.quote(with.name)))
-            case .noConverter, .formatNotTaken: how = nil
+            case .noConverter: printAbsence = "nothing converts \(type) into a document a printer takes"
+            case .formatNotTaken(let format):
+                printAbsence = "\(PrintError.unsupportedFormat(destination: destination.name, format: format))"
             }
             if let how {
                 items.append(Item(action: .print(destination: choices.printer), kind: .print(destination, plan),
@@ -114,6 +133,7 @@ struct OptionsMenu {
                                   ])))
             }
         }
+        self.printAbsence = printAbsence
 
         // Copy: into the directory given, else onto the desktop's clipboard when there is a session.
         if let directory = choices.copyDirectory {
@@ -136,8 +156,10 @@ struct OptionsMenu {
         }
 
         // Send to each of the agent's drop Inboxes but the one the file lies in.
-        let absolute = report.path.hasPrefix("/") ? report.path : (CurrentProcess.workingDirectory ?? ".") + "/" + report.path
-        for inbox in inspection.settings.inboxes where inbox != parentPath(absolute) {
+        inboxes = inspection.settings.inboxes
+        let parent = parentPath(Self.normalized(report.path))
+        ownInbox = inboxes.first { Self.normalized($0) == parent }
+        for inbox in inboxes where Self.normalized(inbox) != parent {
             items.append(Item(action: .send(inbox: inbox), kind: .send(inbox: inbox),
                               label: "Send to the Inbox \(visible(inbox))",
                               json: JSONText.object([
@@ -170,6 +192,26 @@ struct OptionsMenu {
         case .send(let inbox):
             let wanted = Self.normalized(inbox)
             return items.first { if case .send(let path) = $0.kind { Self.normalized(path) == wanted } else { false } }
+        }
+    }
+
+    /// Why `action` is not in the menu, in a few words.
+    func absence(of action: OptionsAction) -> String {
+        let type = report.resolved.identifier
+        switch action {
+        case .quickLook:
+            return "no registered viewer shows \(type), and no built-in preview has more to show than its facts"
+        case .open(let handler):
+            guard registered.contains(handler) else { return "no handler '\(handler)' is registered" }
+            return "\(handler) does not open \(type)"
+        case .print:
+            return printAbsence ?? "no destination takes it"
+        case .copy:
+            return "no --to DIR, and no desktop session (WAYLAND_DISPLAY, DISPLAY) for the clipboard"
+        case .send(let inbox):
+            if let ownInbox, Self.normalized(inbox) == Self.normalized(ownInbox) { return "it lies in \(ownInbox) already" }
+            return inboxes.isEmpty ? "the agent has no drop Inbox"
+                : "\(inbox) is not one of the agent's Inboxes (\(inboxes.joined(separator: ", ")))"
         }
     }
 
