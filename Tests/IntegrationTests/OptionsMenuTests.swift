@@ -260,13 +260,20 @@ struct OptionsMenuTests {
         let photo = try world.photo()
         let result = try world.inboxctl(["options", photo.path, "--do", "print"])
         #expect(result.status == 1)
-        #expect(result.stderr == "inboxctl: --do print does not apply to \(photo.path) (public.png); what does: "
-                + "quicklook, open=\(world.owner), open=\(world.alternate), send=\(world.agent.inbox.path)\n")
+        #expect(result.stderr.hasPrefix("inboxctl: --do print does not apply to \(photo.path) (public.png): "
+                                        + "no CUPS server answers ("), "\(result.stderr)")
+        #expect(result.stderr.hasSuffix("; what does: quicklook, open=\(world.owner), open=\(world.alternate), "
+                                        + "send=\(world.agent.inbox.path)\n"), "\(result.stderr)")
         let menu = try world.menu([photo.path])
         #expect(Self.actions(menu).map { $0["action"] as? String } == ["quicklook", "open", "open", "send"])
         let unknown = try world.inboxctl(["options", photo.path, "--do", "open=com.example.nobody"])
         #expect(unknown.status == 1)
-        #expect(unknown.stderr.hasPrefix("inboxctl: --do open=com.example.nobody does not apply to "))
+        #expect(unknown.stderr.hasPrefix("inboxctl: --do open=com.example.nobody does not apply to \(photo.path) "
+                                         + "(public.png): no handler 'com.example.nobody' is registered; what does: "))
+        let copy = try world.inboxctl(["options", photo.path, "--do", "copy"])
+        #expect(copy.status == 1)
+        #expect(copy.stderr.hasPrefix("inboxctl: --do copy does not apply to \(photo.path) (public.png): no --to DIR, "
+                                      + "and no desktop session (WAYLAND_DISPLAY, DISPLAY) for the clipboard; "))
     }
 
     @Test func anEmptyMenuExitsOne() throws {
@@ -280,7 +287,11 @@ struct OptionsMenuTests {
                 + "\"application/octet-stream\",\"package\":false,\"actions\":[]}\n")
         let done = try world.inboxctl(["options", blob.path, "--do", "quicklook"])
         #expect(done.status == 1)
-        #expect(done.stderr == "inboxctl: --do quicklook does not apply to \(blob.path) (public.data); nothing does\n")
+        #expect(done.stderr == "inboxctl: --do quicklook does not apply to \(blob.path) (public.data): no registered "
+                + "viewer shows public.data, and no built-in preview has more to show than its facts; nothing does\n")
+        let send = try world.inboxctl(["options", blob.path, "--do", "send=\(world.agent.inbox.path)"])
+        #expect(send.stderr == "inboxctl: --do send=\(world.agent.inbox.path) does not apply to \(blob.path) "
+                + "(public.data): it lies in \(world.agent.inbox.path) already; nothing does\n")
         let terminal = try world.terminal(["options", blob.path])
         _ = try terminal.waitFor("status=1")
         #expect(try terminal.capture().contains {
