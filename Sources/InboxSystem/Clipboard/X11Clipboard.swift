@@ -12,7 +12,7 @@ enum X11Clipboard {
         let parsed: X11Display
         switch X11Display.parse(display) {
         case .success(let found): parsed = found
-        case .failure(let refusal): return .failure(.refused(display: display, reason: refusal.reason))
+        case .failure(let refusal): return .failure(.unsupportedDisplay(refusal.reason))
         }
         let connection: X11Connection
         do { connection = try X11Connection(display: parsed, authority: authority(for: parsed)) } catch {
@@ -93,8 +93,10 @@ enum X11Clipboard {
 public enum ClipboardError: Error, Sendable, CustomStringConvertible {
     /// The display's server could not be reached.
     case unreachable(display: String, SystemError)
-    /// The server refused the connection, or `DISPLAY` names no display reached here: its reason.
+    /// The server refused the connection: its reason.
     case refused(display: String, reason: String)
+    /// `DISPLAY` names no display reached here (one over the network, or none): why.
+    case unsupportedDisplay(String)
     /// The connection ended or failed in the middle.
     case connectionLost(SystemError?)
     /// The server answered a request with an error: its name and the request's opcode.
@@ -113,6 +115,7 @@ public enum ClipboardError: Error, Sendable, CustomStringConvertible {
         switch self {
         case .unreachable(let display, let error): "cannot reach the X display \(display): \(error)"
         case .refused(let display, let reason): "the X display \(display) refused the connection: \(reason)"
+        case .unsupportedDisplay(let reason): reason
         case .connectionLost(let error?): "the X server's connection failed: \(error)"
         case .connectionLost(nil): "the X server closed the connection"
         case .protocolError(let name, let opcode): "the X server answered request \(opcode) with \(name)"

@@ -21,7 +21,8 @@ extension Directory {
     /// `RENAME_NOREPLACE`). So an existing entry is never replaced and a half copy is never seen as `name`; on any
     /// failure the hidden file is removed.
     public func copyFile(from source: FileDescriptor, as name: String, mode: mode_t) -> Result<Void, CopyFailure> {
-        let temporary = ".\(name.prefix(64)).inboxctl-copy-\(CurrentProcess.id)"
+        let inode = (try? source.status().st_ino).map { "-\($0)" } ?? ""
+        let temporary = ".inboxctl-copy-\(CurrentProcess.id)\(inode)"
         let copy: FileDescriptor
         do { copy = try openFile(temporary, .writeOnly, options: [.create, .exclusive, .noFollow], permissions: mode) } catch {
             return .failure(.failed(SystemError("openat", path: child(temporary), errno: error)))
