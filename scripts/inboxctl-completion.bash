@@ -88,10 +88,6 @@ _inboxctl() {
             mapfile -t COMPREPLY < <(compgen -W "$(_inboxctl_handlers "$tool" "${agent_options[@]}")" -- "$cur")
             return
             ;;
-        --printer)
-            mapfile -t COMPREPLY < <(compgen -W "$(lpstat -e 2>/dev/null)" -- "$cur")
-            return
-            ;;
         --do)
             if [[ $cur == *=* ]]; then
                 _inboxctl_do "$tool" "${cur%%=*}" "${cur#*=}" "${cur%%=*}=" "${agent_options[@]}"
