@@ -18,6 +18,32 @@ _inboxctl_values() {
         tr -s ', ' '\n\n' | grep -vx 'or'
 }
 
+# The handler identifiers of the registrations the agent options given so far name.
+_inboxctl_handlers() {
+    local tool=$1
+    shift
+    "$tool" handlers "$@" 2>/dev/null | awk '/^[^ ]/ {print $1}'
+}
+
+# `options --do ACTION[=ARG]`: the actions, then the argument of the one before '=' (bash splits the word there
+# by default, COMP_WORDBREAKS; a word that holds the '=' is completed whole).
+_inboxctl_do() {
+    local tool=$1 kind=$2 cur=$3 prefix=$4
+    shift 4
+    local -a words=()
+    case $kind in
+        "")
+            mapfile -t COMPREPLY < <(compgen -W "quicklook open= print print= copy copy= send=" -- "$cur")
+            [[ ${COMPREPLY[*]} == *= ]] && compopt -o nospace 2>/dev/null
+            return
+            ;;
+        open) mapfile -t words < <(_inboxctl_handlers "$tool" "$@") ;;
+        print) mapfile -t words < <(lpstat -e 2>/dev/null) ;;
+        copy | send) mapfile -t words < <(compgen -d -- "$cur") ;;
+    esac
+    mapfile -t COMPREPLY < <(compgen -P "$prefix" -W "${words[*]}" -- "$cur")
+}
+
 _inboxctl() {
     local tool=${COMP_WORDS[0]} cur=${COMP_WORDS[COMP_CWORD]} prev=""
     ((COMP_CWORD > 0)) && prev=${COMP_WORDS[COMP_CWORD - 1]}
@@ -41,7 +67,7 @@ _inboxctl() {
     fi
     case $prev in
         --config | --defaults | --annotation-file) mapfile -t COMPREPLY < <(compgen -f -- "$cur"); return ;;
-        --handlers | --state | --runtime-dir | --inbox | --output)
+        --handlers | --state | --runtime-dir | --inbox | --output | --to)
             mapfile -t COMPREPLY < <(compgen -d -- "$cur")
             return
             ;;
@@ -59,9 +85,22 @@ _inboxctl() {
             ;;
         --title | --pages | -n) COMPREPLY=(); return ;;
         --with | --handler)
-            mapfile -t COMPREPLY < <(compgen -W "$("$tool" handlers "${agent_options[@]}" 2>/dev/null |
-                awk '/^[^ ]/ {print $1}')" -- "$cur")
+            mapfile -t COMPREPLY < <(compgen -W "$(_inboxctl_handlers "$tool" "${agent_options[@]}")" -- "$cur")
             return
+            ;;
+        --do)
+            if [[ $cur == *=* ]]; then
+                _inboxctl_do "$tool" "${cur%%=*}" "${cur#*=}" "${cur%%=*}=" "${agent_options[@]}"
+            else
+                _inboxctl_do "$tool" "" "$cur" "" "${agent_options[@]}"
+            fi
+            return
+            ;;
+        =)
+            if ((COMP_CWORD >= 3)) && [[ ${COMP_WORDS[COMP_CWORD - 3]} == --do ]]; then
+                _inboxctl_do "$tool" "${COMP_WORDS[COMP_CWORD - 2]}" "$cur" "" "${agent_options[@]}"
+                return
+            fi
             ;;
         --type)
             mapfile -t COMPREPLY < <(compgen -W "$("$tool" types "${agent_options[@]}" 2>/dev/null |

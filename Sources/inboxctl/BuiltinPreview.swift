@@ -34,18 +34,22 @@ struct BuiltinItem {
     var fileSize: Int64?
     var mimeType: String?
 
-    var generatorName: String? {
-        switch generator {
-        case .image?: "image"
-        case .pdf?: "pdf"
-        case .postscript?: "postscript"
-        case .text?: "text"
-        case .table?: "table"
-        case .office?: "office"
-        case .iWork?: "iWork"
-        case .thumbnailer?: "thumbnailer"
-        case .facts?: "facts"
-        case nil: nil
+    var generatorName: String? { generator?.name }
+}
+
+extension PreviewGenerator {
+    /// Its name in JSON (`inboxctl preview --output --json`, `inboxctl options --json`) and on the terminal.
+    var name: String {
+        switch self {
+        case .image: "image"
+        case .pdf: "pdf"
+        case .postscript: "postscript"
+        case .text: "text"
+        case .table: "table"
+        case .office: "office"
+        case .iWork: "iWork"
+        case .thumbnailer: "thumbnailer"
+        case .facts: "facts"
         }
     }
 }

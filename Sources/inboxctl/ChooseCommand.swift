@@ -17,8 +17,8 @@ enum ChooseCommand: InboxctlCommand {
         shows each with its candidates, best first). FILE is its name there, pending/NAME, its
         path or its delivery id. With --with, ID must be one of its candidates: otherwise nothing
         is recorded, the candidates are listed and the exit status is 1. Without --with, on a
-        terminal, the candidates are numbered: press 1 to 9 to choose, q to leave the file
-        waiting (exit status 1). The agent delivers the file to the chosen handler at once
+        terminal, the candidates are numbered: press a candidate's key to choose, q or Escape to
+        leave the file waiting (exit status 1). The agent delivers the file to the chosen handler at once
         (INBOX_CHOSEN_BY=person). Only root or the agent's own user may choose.
 
         USAGE: \(usage)
@@ -41,7 +41,7 @@ enum ChooseCommand: InboxctlCommand {
             guard HandlerIdentifier.isValid(handler) else {
                 throw UsageError(message: "invalid handler identifier '\(handler)'", token: handler, suggestion: nil)
             }
-        } else if !Terminal.isTerminal(FileDescriptor(rawValue: 0)) || !Terminal.isTerminal(FileDescriptor(rawValue: 1)) {
+        } else if !TerminalMenu.available {
             throw UsageError(message: "missing '--with ID' (not on a terminal, so no list to choose from)")
         }
     }
@@ -87,37 +87,12 @@ enum ChooseCommand: InboxctlCommand {
         return 0
     }
 
-    /// The numbered list on the terminal: 1 to 9 choose, q (or Ctrl-C, Escape) leaves the file waiting.
+    /// The numbered list on the terminal (TerminalMenu): a key chooses, q (or Escape, Ctrl-C) leaves the file waiting.
     static func menu(_ item: PendingFiles.Item) -> String? {
-        let shown = Array(item.candidates.prefix(9))
-        var text = "\(item.name) (\(item.type)) could go to:\n"
-        for (index, handler) in shown.enumerated() {
-            text += "  \(index + 1)  \(handler)\(index == 0 ? "  (best-ranked)" : "")\n"
-        }
-        text += "Choose 1-\(shown.count), or q to leave it waiting: "
-        Inboxctl.write(text, to: 1)
-        let input = FileDescriptor(rawValue: 0)
-        guard let raw = Terminal.RawMode(input) else { return nil }
-        defer { raw.restore() }
-        var buffer = [UInt8](repeating: 0, count: 16)
-        while true {
-            let count = buffer.withUnsafeMutableBytes { (try? input.read(into: $0, retryingInterrupted: { Interruption.signal == 0 })) ?? -1 }
-            guard count > 0 else {
-                Inboxctl.write("\r\n", to: 1)
-                return nil
-            }
-            for byte in buffer[..<count] {
-                if byte == UInt8(ascii: "q") || byte == 3 || byte == 27 || byte == 4 {
-                    Inboxctl.write("q\r\nLeft waiting.\r\n", to: 1)
-                    return nil
-                }
-                if byte >= UInt8(ascii: "1"), byte <= UInt8(ascii: "9"), Int(byte - UInt8(ascii: "0")) <= shown.count {
-                    let handler = shown[Int(byte - UInt8(ascii: "1"))]
-                    Inboxctl.write("\(byte - UInt8(ascii: "0"))\r\n", to: 1)
-                    return handler
-                }
-            }
-        }
+        let rows = item.candidates.enumerated().map { index, handler in handler + (index == 0 ? "  (best-ranked)" : "") }
+        let menu = TerminalMenu(title: "\(item.name) (\(item.type)) could go to:", rows: rows, leave: "leave it waiting",
+                                left: "Left waiting.")
+        return menu.choose().map { item.candidates[$0] }
     }
 }
 

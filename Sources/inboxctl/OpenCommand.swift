@@ -3,10 +3,11 @@ import InboxSystem
 
 /// `inboxctl open --with ID FILE...`: the "Open In" menu's choice. Each file is sent as `send` does, carrying the
 /// chosen handler in `user.inbox.handler`; the agent honours it only for a handler that claims the file's type.
+/// Without `--with`, on a terminal, the menu itself: the file's candidates numbered, one key picks.
 enum OpenCommand: InboxctlCommand {
     static let name = "open"
     static let summary = "Send files to a handler of your choice"
-    static let usage = "inboxctl open --with ID [--force] [--inbox DIR] [--source-app ID] [--annotation JSON] [--json] FILE..."
+    static let usage = "inboxctl open [--with ID [--force]] [--inbox DIR] [--source-app ID] [--annotation JSON] [--json] FILE..."
 
     static let help = """
         OVERVIEW: Send files to a handler of your choice.
@@ -20,13 +21,17 @@ enum OpenCommand: InboxctlCommand {
         delivers it to ID whatever its type if the sender is root or the agent's own user. A
         file's type is never changed by a choice of handler.
 
+        Without --with, on a terminal, one FILE's Open In list is shown: its candidates numbered,
+        best first, with why each could open it; a key opens the file with that handler, q or
+        Escape dismisses the list (exit status 1). Not on a terminal, --with is required.
+
         USAGE: \(usage)
 
         ARGUMENTS:
           <FILE>                  A file to open
 
         OPTIONS:
-          --with ID               The handler to open it with (required)
+          --with ID               The handler to open it with (required unless on a terminal)
           --force                 Send it even if ID does not claim the file's type
           --inbox DIR             The drop Inbox (default: the agent's first Inbox)
           --source-app ID         The sending application's identifier
@@ -41,9 +46,16 @@ enum OpenCommand: InboxctlCommand {
                                          .value("--annotation"), .flag("--json")], agentOptions: true, positionals: .any)
 
     static func check(_ parsed: ParsedOptions) throws(UsageError) {
-        guard let handler = parsed.value("--with") else { throw UsageError(message: "missing '--with ID'") }
-        if !HandlerIdentifier.isValid(handler) {
-            throw UsageError(message: "invalid handler identifier '\(handler)'")
+        if let handler = parsed.value("--with") {
+            if !HandlerIdentifier.isValid(handler) {
+                throw UsageError(message: "invalid handler identifier '\(handler)'")
+            }
+        } else if !TerminalMenu.available {
+            throw UsageError(message: "missing '--with ID'")
+        } else if parsed.positionals.count > 1 {
+            throw UsageError(message: "without '--with ID', give one FILE: its Open In list is shown to choose from")
+        } else if parsed.flag("--force") {
+            throw UsageError(message: "--force sends to the handler --with names: give '--with ID'")
         }
         if parsed.positionals.isEmpty { throw UsageError(message: "missing FILE") }
         if parsed.positionals.contains("-") {
@@ -54,9 +66,27 @@ enum OpenCommand: InboxctlCommand {
 
     static func run(_ parsed: ParsedOptions) -> CInt {
         guard let resolved = parsed.agent.resolve(), let inspection = Inspection(resolved.settings) else { return 1 }
+        let handler: String
+        if let given = parsed.value("--with") {
+            handler = given
+        } else {
+            // On a terminal, with one FILE (check): its Open In list, and the handler picked there.
+            guard let picked = choose(parsed.positionals[0], inbox: parsed.value("--inbox"), inspection: inspection)
+            else { return 1 }
+            handler = picked
+        }
+        let request = SendCommand.Request(sourceApp: parsed.value("--source-app"), annotation: parsed.value("--annotation"),
+                                          handler: handler, overridesHandlerCheck: parsed.flag("--force"))
+        return open(parsed.positionals, request: request, inbox: parsed.value("--inbox"), json: parsed.flag("--json"),
+                    resolved: resolved, inspection: inspection)
+    }
+
+    /// Sends `files` to `request.handler` through `inbox` (default: the agent's first), each admitted first; the exit
+    /// status, as `send`'s.
+    static func open(_ files: [String], request: SendCommand.Request, inbox: String?, json: Bool,
+                     resolved: AgentOptions.Resolved, inspection: Inspection) -> CInt {
         let settings = resolved.settings
-        let handler = parsed.value("--with")!
-        let force = parsed.flag("--force")
+        guard let handler = request.handler else { return 1 }
         guard inspection.loaded.registration(handler) != nil else {
             var message = "inboxctl: no handler '\(handler)' is registered"
             if let close = Spelling.closest(to: handler, among: inspection.loaded.registrations.map(\.identifier)) {
@@ -65,13 +95,35 @@ enum OpenCommand: InboxctlCommand {
             Inboxctl.write(message + "\n", to: 2)
             return 1
         }
-        let request = SendCommand.Request(sourceApp: parsed.value("--source-app"), annotation: parsed.value("--annotation"),
-                                          handler: handler, overridesHandlerCheck: force)
-        let inbox = parsed.value("--inbox") ?? settings.inboxes.first
-        return SendCommand.deliver(parsed.positionals, request: request, inbox: parsed.value("--inbox"), settings: settings,
-                                   json: parsed.flag("--json"), hint: resolved.hint("inboxctl open")) { file in
-            admit(file, handler: handler, force: force, inbox: inbox, inspection: inspection, agentUID: resolved.agentUID)
+        let dropInbox = inbox ?? settings.inboxes.first
+        return SendCommand.deliver(files, request: request, inbox: inbox, settings: settings, json: json,
+                                   hint: resolved.hint("inboxctl open")) { file in
+            admit(file, handler: handler, force: request.overridesHandlerCheck, inbox: dropInbox,
+                  inspection: inspection, agentUID: resolved.agentUID)
         }
+    }
+
+    /// The Open In list of `file` on the terminal (the handlers that would open it from `inbox`, default the agent's
+    /// first, best first): the one picked, or nil when it was dismissed or there is none (said why).
+    static func choose(_ file: String, inbox: String?, inspection: Inspection) -> String? {
+        let report: FileReport
+        switch inspection.inspect(file, readingAttribute: false) {
+        case .success(let inspected): report = inspected
+        case .failure(let error):
+            Inboxctl.write("inboxctl: \(file): \(error)\n", to: 2)
+            return nil
+        }
+        let selection = OpenInList.selection(report, inbox: inbox ?? inspection.settings.inboxes.first,
+                                              inspection: inspection)
+        guard !selection.candidates.isEmpty else {
+            Inboxctl.write("inboxctl: no handler can open \(file) (\(report.resolved.identifier)): \(selection.reason)\n",
+                           to: 2)
+            return nil
+        }
+        let menu = TerminalMenu(title: "Open \(visible(report.name)) (\(report.resolved.identifier)) in:",
+                                rows: OpenInList.rows(selection, inspection: inspection), leave: "dismiss",
+                                left: "Dismissed.")
+        return menu.choose().map { selection.candidates[$0].handler }
     }
 
     /// Whether `handler` can open the file as the agent will type it (sent without a content-type attribute); if not,

@@ -94,21 +94,63 @@ enum PreviewCommand: InboxctlCommand {
         }
     }
 
+    /// What `inboxctl preview` was asked besides its files: the options of its command line.
+    struct Request {
+        /// `--title`, the i-th for the i-th file.
+        var titles: [String] = []
+        /// `--with ID`: the one viewer to use.
+        var viewer: String?
+        /// `--builtin`: the built-in previews even where a viewer is registered.
+        var builtin = false
+        /// `--terminal`: on this terminal even in a desktop session.
+        var terminal = false
+        /// `--output DIR` and `--json`: PNG pages into DIR, and which file is which.
+        var output: String?
+        var json = false
+        /// `--size N` and `--pages N`; nil for the renderer's defaults.
+        var size: Int?
+        var pages: Int?
+
+        /// What `inboxctl preview FILE` does with no options.
+        init() {}
+
+        /// The request `parsed` makes.
+        init(_ parsed: ParsedOptions) {
+            titles = parsed.values("--title")
+            viewer = parsed.value("--with")
+            builtin = parsed.flag("--builtin")
+            terminal = parsed.flag("--terminal")
+            output = parsed.value("--output")
+            json = parsed.flag("--json")
+            size = parsed.value("--size").flatMap(Int.init)
+            pages = parsed.value("--pages").flatMap(Int.init)
+        }
+    }
+
     static func run(_ parsed: ParsedOptions) -> CInt {
-        guard let settings = parsed.agent.settings() else { return 1 }
-        // As root, each viewer runs as the identity the agent gives its handler.
+        guard let settings = parsed.agent.settings(), let inspection = inspection(settings) else { return 1 }
+        return preview(parsed.positionals, request: Request(parsed), inspection: inspection)
+    }
+
+    /// The agent's view as a preview needs it: as root, each viewer runs as the identity the agent gives its handler.
+    static func inspection(_ settings: AgentSettings) -> Inspection? {
         let identities: HandlerCatalog.IdentityLookup = CurrentProcess.isRoot
             ? .resolve(isRoot: true, containersPath: StateDirectories.paths(of: settings.stateDirectory).containers) : .skip
-        guard let inspection = Inspection(settings, identities: identities) else { return 1 }
-        let files = parsed.positionals, titles = parsed.values("--title")
+        return Inspection(settings, identities: identities)
+    }
+
+    /// Shows `files` as `request` asks; the exit status.
+    static func preview(_ files: [String], request: Request, inspection: Inspection) -> CInt {
+        let settings = inspection.settings
+        let titles = request.titles
         let landlockABI = LandlockRuleset.abi()
         if landlockABI == 0 {
             Inboxctl.write("inboxctl: this kernel has no Landlock: viewers and generators are not confined; a change to "
                            + "the file is still detected afterwards\n", to: 2)
         }
         Interruption.catchSignals()
-        let output = parsed.value("--output")
-        let builtinOnly = parsed.flag("--builtin") || output != nil
+        let output = request.output
+        let builtinOnly = request.builtin || output != nil
         var status: CInt = 0
         var pending: [(index: Int, file: String, title: String)] = []
         for (index, file) in files.enumerated() {
@@ -119,14 +161,14 @@ enum PreviewCommand: InboxctlCommand {
                 continue
             }
             let preview = Delivery.Preview(title: title, index: index + 1, count: files.count)
-            switch show(file, preview: preview, with: parsed.value("--with"), inspection: inspection,
+            switch show(file, preview: preview, with: request.viewer, inspection: inspection,
                         landlockABI: landlockABI) {
             case .shown(let succeeded): if !succeeded { status = 1 }
             case .noViewer: pending.append((index, file, title))
             }
         }
         if !pending.isEmpty && Interruption.signal == 0 {
-            let desktop = output == nil && !parsed.flag("--terminal") && DesktopViewer.sessionPresent
+            let desktop = output == nil && !request.terminal && DesktopViewer.sessionPresent
                 && !CurrentProcess.isRoot
             if desktop {
                 for item in pending where Interruption.signal == 0 {
@@ -135,7 +177,7 @@ enum PreviewCommand: InboxctlCommand {
                         status = 1
                     }
                 }
-            } else if !showBuiltin(pending, count: files.count, parsed: parsed, settings: settings,
+            } else if !showBuiltin(pending, count: files.count, request: request, settings: settings,
                                    inspection: inspection, landlockABI: landlockABI) {
                 status = 1
             }
@@ -146,11 +188,11 @@ enum PreviewCommand: InboxctlCommand {
 
     /// Shows files with the built-in generators, to `--output` or the terminal; false if one could not be shown.
     private static func showBuiltin(_ pending: [(index: Int, file: String, title: String)], count: Int,
-                                    parsed: ParsedOptions, settings: AgentSettings, inspection: Inspection,
+                                    request: Request, settings: AgentSettings, inspection: Inspection,
                                     landlockABI: Int) -> Bool {
         var options = PreviewRenderer.Options()
-        if let size = parsed.value("--size").flatMap(Int.init) { options.size = size }
-        if let pages = parsed.value("--pages").flatMap(Int.init) { options.maximumPages = pages }
+        if let size = request.size { options.size = size }
+        if let pages = request.pages { options.maximumPages = pages }
         options.timeout = PreviewRenderer.Options.timeout(agent: settings.defaultTimeout)
         let (thumbnailers, problems) = ThumbnailerDirectories.load()
         for problem in problems { Inboxctl.write("inboxctl: \(problem)\n", to: 2) }
@@ -171,7 +213,7 @@ enum PreviewCommand: InboxctlCommand {
             items.append(item)
         }
         var succeeded = true
-        if let output = parsed.value("--output") {
+        if let output = request.output {
             let directory: Directory
             switch PreviewOutput.open(output) {
             case .success(let opened): directory = opened
@@ -189,7 +231,7 @@ enum PreviewCommand: InboxctlCommand {
                 }
                 json.append(PreviewOutput.json(item, index: item.index, pages: pages))
             }
-            if parsed.flag("--json") { Inboxctl.write("{\"items\":[" + json.joined(separator: ",") + "]}\n", to: 1) }
+            if request.json { Inboxctl.write("{\"items\":[" + json.joined(separator: ",") + "]}\n", to: 1) }
             return succeeded
         }
         TerminalPreview(renderer: renderer, items: items, format: nil).show()

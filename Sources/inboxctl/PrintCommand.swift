@@ -84,28 +84,38 @@ enum PrintCommand: InboxctlCommand {
             Inboxctl.write("inboxctl: cannot print: \(error)\n", to: 2)
             return status(of: error)
         }
-        if let error = destination.checkReady() {
-            Inboxctl.write("inboxctl: cannot print: \(error); nothing was sent\n", to: 2)
-            return status(of: error)
-        }
-        Interruption.catchSignals()
         var request = PrintRequest(title: "", copies: parsed.value("--copies").flatMap(Int.init),
                                    pageRanges: parsed.value("--pages"))
         request.options = parsed.values("--option").map { option in
             let equals = option.firstIndex(of: "=")!
             return (String(option[..<equals]), String(option[option.index(after: equals)...]))
         }
-        let printer = Printer(inspection: inspection, destination: destination, settings: settings,
-                              follow: !parsed.flag("--no-wait"), progress: Terminal.isTerminal(.standardError))
+        return print(parsed.positionals, on: destination, request: request, title: parsed.value("--title"),
+                     follow: !parsed.flag("--no-wait"), json: parsed.flag("--json"), inspection: inspection)
+    }
+
+    /// Prints `files` on `destination`, each a job titled `title` (default: the file's name), followed to its end
+    /// when `follow`; the exit status. A stopped destination, or one that refuses jobs, is refused before anything is
+    /// sent.
+    static func print(_ files: [String], on destination: PrintDestination, request: PrintRequest, title: String?,
+                      follow: Bool, json: Bool, inspection: Inspection) -> CInt {
+        if let error = destination.checkReady() {
+            Inboxctl.write("inboxctl: cannot print: \(error); nothing was sent\n", to: 2)
+            return status(of: error)
+        }
+        Interruption.catchSignals()
+        var request = request
+        let printer = Printer(inspection: inspection, destination: destination, settings: inspection.settings,
+                              follow: follow, progress: Terminal.isTerminal(.standardError))
         var status: CInt = 0
-        var json: [String] = []
-        for file in parsed.positionals where Interruption.signal == 0 {
-            request.title = parsed.value("--title") ?? lastPathComponent(file)
+        var documents: [String] = []
+        for file in files where Interruption.signal == 0 {
+            request.title = title ?? lastPathComponent(file)
             let printed = printer.print(file, request: request)
-            json.append(printed.json)
+            documents.append(printed.json)
             if let error = printed.error {
                 Inboxctl.write("inboxctl: cannot print \(file): \(error)\n", to: 2)
-            } else if !parsed.flag("--json"), !printer.follow, let job = printed.job {
+            } else if !json, !printer.follow, let job = printed.job {
                 Inboxctl.write(job + "\n", to: 1)
             }
             if printed.exitStatus != 0 { status = printed.exitStatus }
@@ -113,7 +123,7 @@ enum PrintCommand: InboxctlCommand {
             if printed.exitStatus == stoppedStatus || printed.exitStatus == unreachableStatus { break }
         }
         printer.close()
-        if parsed.flag("--json") { Inboxctl.write("{\"files\":[" + json.joined(separator: ",") + "]}\n", to: 1) }
+        if json { Inboxctl.write("{\"files\":[" + documents.joined(separator: ",") + "]}\n", to: 1) }
         let signal = Interruption.signal
         return signal != 0 ? 128 + signal : status
     }

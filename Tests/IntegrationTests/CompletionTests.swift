@@ -61,4 +61,20 @@ struct CompletionTests {
         #expect(asked == ["test.completion.\(world.tag)"], "\(asked)")
         #expect(try Self.complete(["inboxctl", "open", "--fo"]) == ["--force"])
     }
+
+    @Test func optionsTakesItsActionsAndTheirArguments() throws {
+        #expect(try Self.complete(["inboxctl", "opt"]) == ["options"])
+        #expect(try Self.complete(["inboxctl", "options", "--do", ""])
+                == ["quicklook", "open=", "print", "print=", "copy", "copy=", "send="])
+        #expect(try Self.complete(["inboxctl", "options", "--do", "q"]) == ["quicklook"])
+        let world = try AgentHarness()
+        try world.register("test.completion.\(world.tag)", contentTypes: "public.png")
+        // Whole, as these tests give the word, and split at '=' as bash splits it by default (COMP_WORDBREAKS).
+        #expect(try Self.complete(["inboxctl", "options", "--handlers", world.handlers.path, "--do", "open=test.comp"])
+                == ["open=test.completion.\(world.tag)"])
+        #expect(try Self.complete(["inboxctl", "options", "--handlers", world.handlers.path, "--do", "open", "=",
+                                   "test.comp"]) == ["test.completion.\(world.tag)"])
+        let options = try Self.complete(["inboxctl", "options", "--"])
+        for option in ["--to", "--printer", "--json", "--do"] { #expect(options.contains(option), "\(options)") }
+    }
 }

@@ -113,6 +113,15 @@ import Testing
          "inboxctl log [--handler ID] [--file NAME] [--delivery ID] [--follow] [-n N] [-- JOURNALCTL-ARGS...]", "log"),
         (["log", "-n"], "missing value for '-n'",
          "inboxctl log [--handler ID] [--file NAME] [--delivery ID] [--follow] [-n N] [-- JOURNALCTL-ARGS...]", "log"),
+        (["options"], "missing FILE", OptionsUsage.line, "options"),
+        (["options", "x.png", "y.png"], "unexpected argument 'y.png'", OptionsUsage.line, "options"),
+        (["options", "x.png", "--do", "dance"], "unknown action 'dance' (one of quicklook, open, print, copy, send)",
+         OptionsUsage.line, "options"),
+        (["options", "x.png", "--do", "open"], "--do open needs a handler: --do open=ID", OptionsUsage.line, "options"),
+        (["options", "x.png", "--json", "--do", "copy"], "--json takes no action: give --do or --json, not both",
+         OptionsUsage.line, "options"),
+        (["options", "x.png"], "not on a terminal, so no menu to choose from: give --do ACTION or --json",
+         OptionsUsage.line, "options"),
     ])
     func usageErrorsExitTwo(_ arguments: [String], _ message: String, _ usage: String, _ subcommand: String) throws {
         let result = try inboxctl(arguments)
@@ -120,4 +129,9 @@ import Testing
         #expect(result.stdout.isEmpty)
         #expect(result.stderr == "Error: \(message)\nUsage: \(usage)\n  See 'inboxctl help \(subcommand)'.\n")
     }
+}
+
+/// `inboxctl options`' usage line, as its usage errors end.
+enum OptionsUsage {
+    static let line = "inboxctl options FILE [--to DIR] [--printer DEST] [--json] [--do ACTION[=ARG]]"
 }

@@ -110,6 +110,9 @@ int inbox_pidfd_send_signal(int pidfd, int sig);
 /// pidfd_open(2) with no flags (the fd is close-on-exec). -1 and errno on failure.
 int inbox_pidfd_open(pid_t pid);
 
+/// close_range(2) of every descriptor from `first` on. -1 and errno on failure.
+int inbox_close_from(int first);
+
 /// memfd_create(2). -1 and errno on failure.
 int inbox_memfd_create(const char *name, unsigned int flags);
 

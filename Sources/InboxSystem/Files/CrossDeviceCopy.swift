@@ -33,7 +33,7 @@ extension Directory {
 }
 
 /// Copies a whole file with pread/write, so the source's offset does not matter; up to the end it has when read.
-private func copyContents(from source: FileDescriptor, to target: FileDescriptor) -> Errno? {
+func copyContents(from source: FileDescriptor, to target: FileDescriptor) -> Errno? {
     withUnsafeTemporaryAllocation(byteCount: 1 << 16, alignment: 8) { buffer in
         var offset: Int64 = 0
         while true {

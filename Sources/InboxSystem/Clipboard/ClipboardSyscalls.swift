@@ -1,0 +1,44 @@
+import CShims
+import Glibc
+
+// The calls behind X11Connection and X11Clipboard: a stream socket to the X server's Unix socket (a path, or
+// Linux's abstract name), the host's name for .Xauthority, and the fork that leaves the selection's owner behind.
+
+/// socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC).
+func sys_unix_stream_socket() -> CInt { socket(AF_UNIX, CInt(SOCK_STREAM.rawValue) | CInt(SOCK_CLOEXEC.rawValue), 0) }
+
+/// connect(2) to the Unix socket `path`; `abstract`: the same name in the abstract namespace (a NUL before it).
+func sys_connect_unix_name(_ fd: CInt, _ path: String, abstract: Bool) -> CInt {
+    var address = sockaddr_un()
+    address.sun_family = sa_family_t(AF_UNIX)
+    let bytes = (abstract ? [0] : []) + Array(path.utf8)
+    guard bytes.count < MemoryLayout.size(ofValue: address.sun_path) else { errno = ENAMETOOLONG; return -1 }
+    withUnsafeMutableBytes(of: &address.sun_path) { raw in raw.copyBytes(from: bytes) }
+    // An abstract name is exactly its bytes: the length says where it ends.
+    let length = abstract ? MemoryLayout<sa_family_t>.size + bytes.count : MemoryLayout<sockaddr_un>.size
+    return withUnsafePointer(to: &address) {
+        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(length)) }
+    }
+}
+
+/// gethostname(2); nil on failure.
+func sys_hostname() -> String? {
+    var buffer = [CChar](repeating: 0, count: 256)
+    guard gethostname(&buffer, buffer.count - 1) == 0 else { return nil }
+    return String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+}
+
+/// fork(2): 0 in the child, its pid in the parent, -1 on failure. Only from a process with one thread.
+func sys_fork() -> pid_t { fork() }
+
+/// setsid(2).
+func sys_setsid() -> pid_t { setsid() }
+
+/// dup2(2).
+func sys_dup2(_ from: CInt, _ to: CInt) -> CInt { dup2(from, to) }
+
+/// close_range(2) from `first` on.
+func sys_close_from(_ first: CInt) -> CInt { inbox_close_from(first) }
+
+/// _exit(2): no atexit handlers, no buffers flushed (the parent's, copied by fork, are not the child's to write).
+func sys_exit_immediately(_ status: CInt) -> Never { _exit(status) }
