@@ -116,6 +116,14 @@ final class Printer {
             let status: PrintJobStatus
             switch destination.status(ofJob: jobID) {
             case .success(let now): status = now
+            case .failure(.jobGone(let id)):
+                // Ended and purged between two looks (a server that keeps no job history): the server took it.
+                if progress {
+                    Inboxctl.write("\r\u{1B}[K\(title): sent to \(destination.name) (\(job)); "
+                                   + "\(PrintError.jobGone(id))\n", to: 2)
+                    shown = false
+                }
+                return printed
             case .failure(let error):
                 printed.error = "\(error) while following \(job)"
                 printed.exitStatus = PrintCommand.status(of: error)

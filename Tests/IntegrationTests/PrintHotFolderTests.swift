@@ -122,6 +122,22 @@ struct PrintHotFolderTests {
         #expect(try text(output).contains("A letter from the hot folder"))
     }
 
+    /// A server that keeps no job history forgets a job as soon as it ended: the job is done, said so, not followed
+    /// until its timeout.
+    @Test func aJobTheServerForgetsAtOnceIsDone() throws {
+        let forgetful = try PrintServer(keepsHistory: false)
+        let output = try forgetful.addQueue("q")
+        try world.write("[Handler]\nIdentifier=\(handler)\nPrint=q\nTimeoutSec=20s\n\n[DocumentType]\nContentTypes=com.adobe.pdf\n",
+                        to: world.handlerFile(handler))
+        try world.start(config: "[Agent]\nMaxAttempts=1\n", environment: ["CUPS_SERVER": forgetful.socket])
+        try world.drop("report.pdf", contents: try twoPagePDF())
+        try world.waitForEvents("finished", ["INBOX_HANDLER=\(handler)"], timeout: 15)
+        let ended = try #require(world.events("print-ended").first)
+        #expect(ended[field: "INBOX_PRINT_STATE"] == "purged")
+        #expect((ended[field: "INBOX_PRINT_MESSAGE"] ?? "").contains("keeps no record of job 1"))
+        try waitUntil("the job's output", timeout: 20) { (try? pageCount(output)) == 2 }
+    }
+
     /// A stopped queue defers the file again and again, beyond MaxAttempts=1, and it prints once the queue is enabled.
     @Test func aStoppedQueueDefersUntilItIsEnabled() throws {
         let output = try server.addQueue("q")

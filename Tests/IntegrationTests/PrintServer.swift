@@ -23,7 +23,8 @@ final class PrintServer: @unchecked Sendable {
     static let required = ProcessInfo.processInfo.environment["CI"] == "true"
     static let missing = "no cupsd or cups-filters: apt-get install cups-daemon cups-client cups-filters (scripts/setup)"
 
-    init(_ name: String = #function) throws {
+    /// `keepsHistory: false` purges each job as soon as it ended (`PreserveJobHistory No`), as some servers are set up.
+    init(_ name: String = #function, keepsHistory: Bool = true) throws {
         root = URL(fileURLWithPath: NSTemporaryDirectory())
             .appendingPathComponent("inboxd-print-\(name.filter { $0.isLetter })-\(UUID().uuidString.prefix(8))")
         let fm = FileManager.default
@@ -42,6 +43,7 @@ final class PrintServer: @unchecked Sendable {
         files += getuid() == 0 ? "User lp\nGroup lp\nSystemGroup root\n" : ""
         try files.write(to: root.appendingPathComponent("cups-files.conf"), atomically: true, encoding: .utf8)
         let conf = "Listen \(socket)\nBrowsing No\nWebInterface No\nErrorPolicy abort-job\nDefaultAuthType None\n"
+            + (keepsHistory ? "" : "PreserveJobHistory No\n")
             + "<Location />\n  Order allow,deny\n  Allow all\n</Location>\n"
         try conf.write(to: root.appendingPathComponent("cupsd.conf"), atomically: true, encoding: .utf8)
         try start()

@@ -125,6 +125,18 @@ struct PrintTests {
         #expect(try Data(contentsOf: output).isEmpty)
     }
 
+    /// A server that keeps no job history: the job it forgot at once was taken, exit 0, not followed for ever.
+    @Test func aJobTheServerForgetsAtOnceWasSent() throws {
+        let forgetful = try PrintServer(keepsHistory: false)
+        let output = try forgetful.addQueue("q")
+        let result = try run(Binaries.inboxctl.path, ["print", "--printer", "q", "--json", try twoPagePDF().path,
+                                                      "--handlers", world.handlers.path, "--state", world.state.path],
+                             environment: forgetful.environment)
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(result.stdout.contains("\"job\":\"q-1\""), "\(result.stdout)")
+        try waitUntil("the job's output", timeout: 20) { (try? pageCount(output)) == 2 }
+    }
+
     @Test func noWaitPrintsTheJobID() throws {
         try server.addQueue("q")
         let result = try print(["--printer", "q", "--no-wait", try file("note.txt", "hello\n").path])

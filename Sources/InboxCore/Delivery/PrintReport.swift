@@ -14,6 +14,13 @@ public enum PrintReport: Sendable, Hashable {
     /// It cannot be printed, or its job was canceled or aborted: a failed attempt.
     case failed(String)
 
+    /// The state of a job the server no longer knows (it ended and was purged, `PreserveJobHistory No`): done, though
+    /// how it ended is not known.
+    public static let purged = "purged"
+
+    /// Whether an `ended` state lets the delivery be done.
+    public static func isDone(_ state: String) -> Bool { state == "completed" || state == purged }
+
     public static let maximumLine = 8192
     public static let maximumText = 1024
 

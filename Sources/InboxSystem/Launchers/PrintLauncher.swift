@@ -169,10 +169,10 @@ final class PrintLauncher {
                        fields: delivery.journalFields() + [("INBOX_PRINT_JOB", job), ("INBOX_PRINT_FORMAT", format),
                                                            ("INBOX_PRINT_CONVERTED", converted)])
         case .ended(let state, let pages, let reasons, let message):
-            attempt.completed = state == "completed"
+            attempt.completed = PrintReport.isDone(state)
             let pagesText = pages.map { ", \($0) page\($0 == 1 ? "" : "s")" } ?? ""
             let why = (reasons + (message.map { [$0] } ?? [])).joined(separator: "; ")
-            logger.log(attempt.completed ? .info : .warning,
+            logger.log(state == "completed" ? .info : attempt.completed ? .notice : .warning,
                        "Job \(attempt.job ?? "?") (\(delivery.name)) on \(printer) \(state)\(pagesText)"
                        + (why.isEmpty ? "" : " (\(why))"), event: .printEnded,
                        fields: delivery.journalFields() + [("INBOX_PRINT_JOB", attempt.job), ("INBOX_PRINT_STATE", state),

@@ -13,6 +13,9 @@ public enum PrintError: Error, Sendable, CustomStringConvertible {
     case unsupportedFormat(destination: String, format: String)
     /// The server refused or failed a request: the operation and `cupsLastErrorString()`.
     case request(operation: String, message: String)
+    /// The server no longer knows the job: it ended and was purged (`PreserveJobHistory No`), so how it ended is not
+    /// known.
+    case jobGone(Int32)
     /// Reading the document failed.
     case system(SystemError)
 
@@ -26,6 +29,7 @@ public enum PrintError: Error, Sendable, CustomStringConvertible {
             "\(destination) does not accept jobs" + Self.said(message, []) + "; `cupsaccept \(destination)` lets it"
         case .unsupportedFormat(let destination, let format): "\(destination) does not take \(format) documents"
         case .request(let operation, let message): "\(operation) failed: \(message)"
+        case .jobGone(let id): "the server keeps no record of job \(id) (PreserveJobHistory No): it ended, how is not known"
         case .system(let error): "\(error)"
         }
     }

@@ -135,6 +135,7 @@ extension PrintDestination {
                            "job-printer-state-message"])
         guard let response = sys_cupsDoRequest(request, "/") else { return .failure(PrintError.last("Get-Job-Attributes")) }
         defer { sys_ippDelete(response) }
+        if sys_cupsLastError() == IPP_STATUS_ERROR_NOT_FOUND { return .failure(.jobGone(jobID)) }
         if sys_cupsLastError().rawValue > IPP_STATUS_OK_CONFLICTING.rawValue {
             return .failure(PrintError.last("Get-Job-Attributes"))
         }

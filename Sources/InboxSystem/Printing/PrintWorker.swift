@@ -94,13 +94,21 @@ public enum PrintWorker {
 
     /// Looks at the job until it ends: completed → 0; canceled or aborted → 1; its queue stopped or the job held →
     /// canceled (nothing of it printed yet, or the rest is printed again) and 75; a stop signal → canceled, 128 + it.
+    /// A job the server no longer knows ended and was purged (a server that keeps no job history): done, said so.
     /// A server that stops answering is asked again until it does: the job is in its spool, and goes on when it is
     /// back (the agent's TimeoutSec= bounds the wait).
     static func follow(_ jobID: CInt, job: String, on destination: PrintDestination) -> Int32 {
         var pause = firstPause
         var lastStatus: PrintJobStatus?
         while true {
-            if case .success(let status) = destination.status(ofJob: jobID) {
+            let looked = destination.status(ofJob: jobID)
+            if case .failure(.jobGone) = looked {
+                // Ended and purged between two looks: the server took the document, and what became of it is its own.
+                report(.ended(state: PrintReport.purged, pages: lastStatus?.pagesCompleted, reasons: [],
+                              message: "\(PrintError.jobGone(jobID))"))
+                return 0
+            }
+            if case .success(let status) = looked {
                 lastStatus = status
                 if status.state.isFinal {
                     report(.ended(state: status.state.name, pages: status.pagesCompleted, reasons: status.reasons,
