@@ -1,8 +1,9 @@
-import CShims
 import Glibc
 
 // The calls behind X11Connection and X11Clipboard: a stream socket to the X server's Unix socket (a path, or
 // Linux's abstract name), the host's name for .Xauthority, and the fork that leaves the selection's owner behind.
+// This file does not import CShims: in a release (whole-module) build, a file that imports both CShims and Glibc and
+// names SOCK_* makes those constants invisible to the module's files that import Glibc alone.
 
 /// socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC).
 func sys_unix_stream_socket() -> CInt { socket(AF_UNIX, CInt(SOCK_STREAM.rawValue) | CInt(SOCK_CLOEXEC.rawValue), 0) }
@@ -37,8 +38,6 @@ func sys_setsid() -> pid_t { setsid() }
 /// dup2(2).
 func sys_dup2(_ from: CInt, _ to: CInt) -> CInt { dup2(from, to) }
 
-/// close_range(2) from `first` on.
-func sys_close_from(_ first: CInt) -> CInt { inbox_close_from(first) }
 
 /// _exit(2): no atexit handlers, no buffers flushed (the parent's, copied by fork, are not the child's to write).
 func sys_exit_immediately(_ status: CInt) -> Never { _exit(status) }
