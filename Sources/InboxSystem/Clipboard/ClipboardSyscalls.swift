@@ -1,8 +1,7 @@
-import CShims
 import Glibc
 
-// The calls behind X11Connection and X11Clipboard: a stream socket to the X server's Unix socket (a path, or
-// Linux's abstract name), the host's name for .Xauthority, and the fork that leaves the selection's owner behind.
+// The calls behind X11Connection, X11Clipboard and X11ClipboardServer: a stream socket to the X server's Unix socket
+// (a path, or Linux's abstract name), the host's name for .Xauthority, and the owner's stdin put back to /dev/null.
 
 /// socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC).
 func sys_unix_stream_socket() -> CInt { socket(AF_UNIX, CInt(SOCK_STREAM.rawValue) | CInt(SOCK_CLOEXEC.rawValue), 0) }
@@ -28,17 +27,5 @@ func sys_hostname() -> String? {
     return String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
 }
 
-/// fork(2): 0 in the child, its pid in the parent, -1 on failure. Only from a process with one thread.
-func sys_fork() -> pid_t { fork() }
-
-/// setsid(2).
-func sys_setsid() -> pid_t { setsid() }
-
 /// dup2(2).
 func sys_dup2(_ from: CInt, _ to: CInt) -> CInt { dup2(from, to) }
-
-/// close_range(2) from `first` on.
-func sys_close_from(_ first: CInt) -> CInt { inbox_close_from(first) }
-
-/// _exit(2): no atexit handlers, no buffers flushed (the parent's, copied by fork, are not the child's to write).
-func sys_exit_immediately(_ status: CInt) -> Never { _exit(status) }
