@@ -284,10 +284,6 @@ int inbox_pidfd_open(pid_t pid) {
     return (int)syscall(SYS_pidfd_open, pid, 0U);
 }
 
-int inbox_close_from(int first) {
-    return (int)syscall(SYS_close_range, (unsigned)first, ~0U, 0U);
-}
-
 int inbox_memfd_create(const char *name, unsigned int flags) {
     return memfd_create(name, flags);
 }

@@ -207,6 +207,27 @@ import Testing
         #expect(outcome.output == "0\n1\n2\n")
     }
 
+    @Test func descriptor3ArrivesAsItIsWithNothingInTheEnvironment() throws {
+        // How inboxctl hands its X clipboard's owner the connection: fd 3, and no LISTEN_* variable (no activation).
+        let passed = open("/dev/null", O_RDONLY | O_CLOEXEC)
+        #expect(passed > 2)
+        defer { close(passed) }
+        let outcome = try run(["/bin/sh", "-c", "ls /proc/$$/fd; readlink /proc/$$/fd/3; cat /proc/$$/environ; true"],
+                              environment: ["A=b"]) { $0.descriptor3 = FileDescriptor(rawValue: passed) }
+        #expect(outcome.status == .exited(0))
+        #expect(outcome.output == "0\n1\n2\n3\n/dev/null\nA=b\0")
+    }
+
+    @Test func descriptor3AndAListenSocketAreRefusedTogether() throws {
+        let error = try withTrivialRequest { request in
+            request.listenSocket = request.standardInput
+            request.descriptor3 = request.standardInput
+            return #expect(throws: SpawnError.self) { try spawn(request) }
+        }
+        #expect(error?.step == "fd 3")
+        #expect(error?.errno == .invalidArgument)
+    }
+
     @Test func signalMaskIsEmptyAndNothingIsIgnored() throws {
         // Ignored signals survive execve unless reset; SIGPIPE is the one daemons usually ignore.
         let previous = signal(SIGPIPE, SIG_IGN)

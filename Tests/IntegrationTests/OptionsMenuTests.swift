@@ -337,6 +337,21 @@ struct OptionsMenuTests {
         #expect(try display.paste("text/uri-list") == Data("file://\(png.path)\r\n".utf8))
         #expect(try display.paste("image/png") == pngBytes)
 
+        // The owner is inboxctl spawned for it: in a session of its own, in /, with /dev/null as 0 (its handoff's
+        // memory file let go once read), 1 and 2, the connection as 3, and nothing else open.
+        let owner = try #require(owners(display).first.flatMap { Int32($0.prefix { $0 != " " }) }, "\(owners(display))")
+        let link = { (name: String) in
+            (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/\(owner)/\(name)")) ?? ""
+        }
+        #expect(link("cwd") == "/")
+        #expect(((try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(owner)/fd")) ?? []).sorted()
+                == ["0", "1", "2", "3"])
+        #expect(["fd/0", "fd/1", "fd/2"].map(link) == ["/dev/null", "/dev/null", "/dev/null"])
+        #expect(link("fd/3").hasPrefix("socket:"))
+        let stat = (try? String(contentsOfFile: "/proc/\(owner)/stat", encoding: .utf8)) ?? ""
+        let fields = stat.split(separator: ")").last?.split(separator: " ") ?? []
+        #expect(fields.count > 3 && fields[3] == "\(owner)", "session leader: \(stat)")
+
         // More than one request takes (INCR, in parts); the first copy's owner gives way to the second's.
         let bytes = (0..<300_000).map { UInt8(truncatingIfNeeded: $0 &* 7919 >> 3) }
         let blob = try world.file("blob.bin", bytes)
@@ -344,16 +359,27 @@ struct OptionsMenuTests {
         #expect(big.status == 0, "\(big.stderr)")
         #expect(try display.paste("application/octet-stream") == Data(bytes))
         #expect(try display.paste("text/uri-list") == Data("file://\(blob.path)\r\n".utf8))
-        try waitUntil("only the last copy's owner runs") { owners(world).count == 1 }
+        try waitUntil("only the last copy's owner runs") { owners(display).count == 1 }
 
         // When the display goes, so does the owner: nothing is left behind.
         display.stop()
-        try waitUntil("the clipboard's owner has exited") { owners(world).isEmpty }
+        try waitUntil("the clipboard's owner has exited") { owners(display).isEmpty }
     }
 
-    /// The processes serving the clipboard for this world's files (their command line names them).
-    func owners(_ world: World) -> [String] {
-        processesUsing(world.agent.root.path).filter { $0.contains("inboxctl") }
+    /// The processes serving the clipboard of this test's display: inboxctl spawned as
+    /// `inboxctl --serve-x11-clipboard DISPLAY`.
+    func owners(_ display: VirtualDisplay) -> [String] {
+        var found: [String] = []
+        for entry in (try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? [] {
+            guard let pid = Int32(entry), pid != getpid(),
+                  let command = try? String(contentsOfFile: "/proc/\(pid)/cmdline", encoding: .utf8) else { continue }
+            let words = command.split(separator: "\0", omittingEmptySubsequences: false).map(String.init)
+            if words.count >= 3, words[0].hasSuffix("inboxctl"), words[1] == "--serve-x11-clipboard",
+               words[2] == display.name {
+                found.append("\(pid) \(words.joined(separator: " "))")
+            }
+        }
+        return found
     }
 
     // MARK: inboxctl open on a terminal

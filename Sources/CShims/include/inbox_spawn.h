@@ -77,7 +77,8 @@ struct inbox_spawn_request {
     const char *cwd;                  // NULL: inherit
     int stdin_fd, stdout_fd, stderr_fd;  // become 0, 1, 2 (close-on-exec cleared)
     int landlock_ruleset_fd;          // -1: none
-    int listen_fd;                    // -1: none; else it becomes fd 3 (close-on-exec cleared), socket activation
+    int listen_fd;                    // -1: none; else it becomes fd 3 (close-on-exec cleared): socket activation, or
+                                      // a descriptor passed as 3 with nothing said of it (listen_pid_digits NULL)
     char *listen_pid_digits;          // NULL, or where the child writes its own pid in decimal and a NUL (room for
                                       // 20 digits): the value of the LISTEN_PID= string envp points at
     uid_t uid;                        // (uid_t)-1: keep
@@ -109,9 +110,6 @@ int inbox_pidfd_send_signal(int pidfd, int sig);
 
 /// pidfd_open(2) with no flags (the fd is close-on-exec). -1 and errno on failure.
 int inbox_pidfd_open(pid_t pid);
-
-/// close_range(2) of every descriptor from `first` on. -1 and errno on failure.
-int inbox_close_from(int first);
 
 /// memfd_create(2). -1 and errno on failure.
 int inbox_memfd_create(const char *name, unsigned int flags);

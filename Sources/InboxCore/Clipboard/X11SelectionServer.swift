@@ -2,7 +2,7 @@
 /// SelectionRequest gets its target's bytes put on the requestor's property and a SelectionNotify, TARGETS gets the
 /// list of targets, anything else a refusal; a value larger than one request goes in parts (the INCR protocol), the
 /// next part each time the requestor deletes the property. A state machine over messages, with no I/O: InboxSystem's
-/// `X11Clipboard` reads the messages and sends the requests it returns.
+/// `X11ClipboardServer` (inboxctl spawned as the owner) reads the messages and sends the requests it returns.
 public struct X11SelectionServer: Sendable {
     /// One target offered: its atom and its bytes.
     public struct Target: Sendable, Equatable {

@@ -1,7 +1,7 @@
 import Glibc
 
-// The calls behind X11Connection and X11Clipboard: a stream socket to the X server's Unix socket (a path, or
-// Linux's abstract name), the host's name for .Xauthority, and the fork that leaves the selection's owner behind.
+// The calls behind X11Connection, X11Clipboard and X11ClipboardServer: a stream socket to the X server's Unix socket
+// (a path, or Linux's abstract name), the host's name for .Xauthority, and the owner's stdin put back to /dev/null.
 // This file does not import CShims: in a release (whole-module) build, a file that imports both CShims and Glibc and
 // names SOCK_* makes those constants invisible to the module's files that import Glibc alone.
 
@@ -29,15 +29,5 @@ func sys_hostname() -> String? {
     return String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
 }
 
-/// fork(2): 0 in the child, its pid in the parent, -1 on failure. Only from a process with one thread.
-func sys_fork() -> pid_t { fork() }
-
-/// setsid(2).
-func sys_setsid() -> pid_t { setsid() }
-
 /// dup2(2).
 func sys_dup2(_ from: CInt, _ to: CInt) -> CInt { dup2(from, to) }
-
-
-/// _exit(2): no atexit handlers, no buffers flushed (the parent's, copied by fork, are not the child's to write).
-func sys_exit_immediately(_ status: CInt) -> Never { _exit(status) }

@@ -9,7 +9,8 @@ public enum DesktopClipboard {
         case wayland, x11
     }
 
-    /// The most bytes put on the clipboard: its owner holds them in memory until another program takes it.
+    /// The most bytes put on the clipboard: its owner holds them in memory until another program takes it. (An X
+    /// owner is handed them with the rest of its state, which `X11SelectionHandoff.maximumBytes` leaves room for.)
     public static let maximumBytes = 256 << 20
 
     /// The session the environment names: Wayland when `WAYLAND_DISPLAY` is set, else X when `DISPLAY` is; nil

@@ -1,33 +1,37 @@
-import Glibc
 import InboxCore
 
 /// The X CLIPBOARD selection owned with every target offered at once (`X11SelectionServer`): the owner is a window of
-/// a connection of our own, which a process forked for it serves in the background until another client takes the
+/// a connection of our own, which a process spawned for it serves in the background until another client takes the
 /// clipboard, as xclip serves one target. (xclip holds one value and gives it for whatever target is asked, so two
-/// targets with different bytes need an owner that tells them apart.)
+/// targets with different bytes need an owner that tells them apart.) The process is inboxctl itself, spawned as
+/// `X11ClipboardServer` with the connection as its fd 3 and on its stdin what the server needs
+/// (`X11SelectionHandoff`); never forked, as no process of the project's is: the child of a fork has only the
+/// forking thread, and a lock another thread of the runtime held stays held in it.
 enum X11Clipboard {
     /// Takes the CLIPBOARD of `display` with `targets` (MIME type and bytes, in the order TARGETS lists them), and
     /// leaves a process of its own serving it; returns once the selection is ours.
     static func copy(_ targets: [(type: String, bytes: [UInt8])], display: String) -> Result<Void, ClipboardError> {
+        precondition(targets.count <= X11SelectionHandoff.maximumTargets, "more targets than the clipboard offers")
         let parsed: X11Display
         switch X11Display.parse(display) {
         case .success(let found): parsed = found
         case .failure(let refusal): return .failure(.unsupportedDisplay(refusal.reason))
         }
-        let connection: X11Connection
-        do { connection = try X11Connection(display: parsed, authority: authority(for: parsed)) } catch {
+        let connection: X11Connection, setup: X11Setup
+        do { (connection, setup) = try X11Connection.open(display: parsed, authority: authority(for: parsed)) } catch {
             return .failure(error)
         }
         defer { connection.close() }
-        var server: X11SelectionServer
+        let server: X11SelectionServer
         do throws(ClipboardError) {
             let atoms = X11SelectionServer.Atoms(selection: try connection.atom("CLIPBOARD"),
                                                  targets: try connection.atom("TARGETS"),
                                                  incr: try connection.atom("INCR"))
             var offered: [X11SelectionServer.Target] = []
             for target in targets { offered.append(.init(atom: try connection.atom(target.type), bytes: target.bytes)) }
-            let window = connection.allocateID()
-            try connection.send(X11Protocol.createWindow(window, parent: connection.setup.root))
+            // The first of the resource ids the server gave this client.
+            let window = setup.resourceIDBase
+            try connection.send(X11Protocol.createWindow(window, parent: setup.root))
             try connection.send(X11Protocol.setSelectionOwner(window, selection: atoms.selection))
             let owner = try connection.reply(to: X11Protocol.getSelectionOwner(atoms.selection))
             guard owner.count >= 12, owner[8..<12].elementsEqual([0, 1, 2, 3].map { UInt8((window >> ($0 * 8)) & 0xFF) })
@@ -36,20 +40,20 @@ enum X11Clipboard {
             }
             server = X11SelectionServer(window: window, atoms: atoms, offered: offered,
                                         partBytes: X11SelectionServer.partBytes(
-                                            maximumRequestBytes: connection.setup.maximumRequestBytes))
+                                            maximumRequestBytes: setup.maximumRequestBytes))
         } catch {
             return .failure(error)
         }
-        // The selection is ours: a process of its own serves it from here, as the caller goes on (or exits).
-        switch sys_fork() {
-        case -1:
-            return .failure(.system(SystemError("fork", errno: .current)))
-        case 0:
-            connection.socket = detach(keeping: connection.socket)
-            serve(&server, connection)
-        default:
-            return .success(())
+        // The selection is ours: a process of its own serves it from here, as the caller goes on (or exits). A
+        // request that came before the owner was checked was read with the reply: it goes along, for the server.
+        let events = Array(connection.pendingEvents.filter(X11SelectionHandoff.carries)
+            .prefix(X11SelectionHandoff.maximumEvents))
+        let handoff = X11SelectionHandoff(server: server, events: events)
+        guard handoff.byteCount <= X11SelectionHandoff.maximumBytes else {
+            let size = targets.reduce(0) { $0 + $1.bytes.count }
+            return .failure(.tooLarge(Int64(size), limit: DesktopClipboard.maximumBytes))
         }
+        return X11ClipboardServer.start(handoff, connection: connection.socket, display: display)
     }
 
     /// The `.Xauthority` cookie for `display` ($XAUTHORITY, else ~/.Xauthority), when there is one: a server
@@ -61,31 +65,6 @@ enum X11Clipboard {
               case .success(let bytes) = readBounded(path, limit: 1 << 20) else { return nil }
         return X11AuthorityEntry.cookie(in: X11AuthorityEntry.parse(bytes), display: display.number,
                                         hostname: sys_hostname() ?? "")
-    }
-
-    /// In the forked child: a session of its own (no terminal's hang-up reaches it), /dev/null for 0, 1 and 2 (a
-    /// caller reading our output to its end is not kept waiting), the connection as fd 3 and nothing else open, and
-    /// the signals' default actions back. Returns the connection's descriptor: fd 3.
-    private static func detach(keeping socket: FileDescriptor) -> FileDescriptor {
-        _ = sys_setsid()
-        _ = sys_dup2(socket.rawValue, 3)
-        if let null = try? openNullDevice() {
-            for fd: CInt in 0...2 where null.rawValue != fd { _ = sys_dup2(null.rawValue, fd) }
-        }
-        _ = sys_close_from(4)
-        for signal in [Signal.interrupt, .terminate, .hangUp] { _ = sys_signal(signal.rawValue, SIG_DFL) }
-        return FileDescriptor(rawValue: 3)
-    }
-
-    /// Serves the selection until another client takes it or the server goes away; then exits. The answers are
-    /// sent as they are: an error for one (a requestor that went away meanwhile) changes nothing for the next.
-    private static func serve(_ server: inout X11SelectionServer, _ connection: X11Connection) -> Never {
-        while true {
-            guard let message = try? connection.next() else { sys_exit_immediately(0) }
-            let (requests, lost) = server.handle(message)
-            for request in requests where (try? connection.send(request)) == nil { sys_exit_immediately(0) }
-            if lost { sys_exit_immediately(0) }
-        }
     }
 }
 

@@ -2,23 +2,30 @@ import InboxCore
 
 /// A connection to a local X server, speaking the protocol's bytes (`X11Protocol`) over its Unix socket: set up with
 /// the `.Xauthority` cookie for the display, when there is one; requests sent in order; messages read one at a time.
-/// A blocking socket: the connection is used by one process that waits for nothing else.
+/// A blocking socket: the connection is used by one process that waits for nothing else. The process that made it
+/// may hand it to another (X11Clipboard to the selection's owner it spawns): the socket, and the events read but not
+/// yet taken (`pendingEvents`).
 final class X11Connection {
-    /// The socket; renumbered by a process that keeps only it (X11Clipboard's server).
-    var socket: FileDescriptor
-    let setup: X11Setup
+    let socket: FileDescriptor
     /// The number of the last request sent (the protocol counts them, from 1, modulo 2^16).
     private var sequence: UInt16 = 0
-    private var nextID: UInt32 = 0
-    /// Messages read while waiting for a reply, in order.
-    private var queued: [X11Message] = []
+    /// Messages read while waiting for a reply, in order, as their bytes.
+    private var queued: [[UInt8]]
+
+    /// A connection over `socket`, set up already; `events` were read from it first (a handed-over connection's).
+    init(socket: FileDescriptor, events: [[UInt8]] = []) {
+        self.socket = socket
+        queued = events
+    }
 
     /// Connects to `display`: its socket's path, else its abstract name; then the set-up with `authority`'s cookie.
-    init(display: X11Display, authority: X11AuthorityEntry?) throws(ClipboardError) {
+    /// The connection, and what the server's set-up said.
+    static func open(display: X11Display,
+                     authority: X11AuthorityEntry?) throws(ClipboardError) -> (X11Connection, X11Setup) {
         let name = ":\(display.number)"
         let fd = sys_unix_stream_socket()
         guard fd >= 0 else { throw .system(SystemError("socket", errno: .current)) }
-        socket = FileDescriptor(rawValue: fd)
+        let socket = FileDescriptor(rawValue: fd)
         if sys_connect_unix_name(fd, display.socketPath, abstract: false) != 0 {
             let error = Errno.current
             if sys_connect_unix_name(fd, display.socketPath, abstract: true) != 0 {
@@ -32,7 +39,7 @@ final class X11Connection {
             let header = try Self.read(socket, count: 8)
             let reply = header + (try Self.read(socket, count: X11Protocol.setupLength(header)))
             switch X11Protocol.parseSetup(reply) {
-            case .success(let parsed): setup = parsed
+            case .success(let setup): return (X11Connection(socket: socket), setup)
             case .failure(let refusal): throw ClipboardError.refused(display: name, reason: refusal.reason)
             }
         } catch {
@@ -43,11 +50,9 @@ final class X11Connection {
 
     func close() { socket.close() }
 
-    /// A resource id of this client's (a window).
-    func allocateID() -> UInt32 {
-        defer { nextID += 1 }
-        return setup.resourceIDBase | (nextID & setup.resourceIDMask)
-    }
+    /// The events read while waiting for replies and not yet taken by `next()`, as their bytes: what goes with the
+    /// connection when it is handed over.
+    var pendingEvents: [[UInt8]] { queued }
 
     /// Sends one request.
     func send(_ request: [UInt8]) throws(ClipboardError) {
@@ -60,12 +65,12 @@ final class X11Connection {
         try send(request)
         let wanted = sequence
         while true {
-            let message = try read()
-            switch message {
+            let bytes = try read()
+            switch X11Protocol.parseMessage(bytes) {
             case .reply(let number, let bytes) where number == wanted: return bytes
             case .error(let code, _, let opcode): throw ClipboardError.protocolError(X11Protocol.errorName(code), opcode)
             case .reply: continue
-            default: queued.append(message)
+            default: queued.append(bytes)
             }
         }
     }
@@ -78,14 +83,15 @@ final class X11Connection {
 
     /// The next message: one read while waiting for a reply first, else the next from the server.
     func next() throws(ClipboardError) -> X11Message {
-        if !queued.isEmpty { return queued.removeFirst() }
-        return try read()
+        if !queued.isEmpty { return X11Protocol.parseMessage(queued.removeFirst()) }
+        return X11Protocol.parseMessage(try read())
     }
 
-    private func read() throws(ClipboardError) -> X11Message {
+    /// The next message's bytes, whole.
+    private func read() throws(ClipboardError) -> [UInt8] {
         let header = try Self.read(socket, count: 32)
         let extra = X11Protocol.extraLength(header)
-        return X11Protocol.parseMessage(extra == 0 ? header : header + (try Self.read(socket, count: extra)))
+        return extra == 0 ? header : header + (try Self.read(socket, count: extra))
     }
 
     private static func write(_ socket: FileDescriptor, _ bytes: [UInt8]) throws(ClipboardError) {

@@ -15,8 +15,8 @@ public struct SpawnedProcess: Sendable, Hashable {
 
 /// Starts the request's executable and returns once it has exec'd; a failure in the child (bad uid,
 /// missing executable, ...) is thrown here with the failing step, and leaves no process behind.
-/// The child starts a new session with fds 0, 1, 2 only (and 3 with `listenSocket`), an empty signal mask, default signal dispositions
-/// and `no_new_privs` set. Safe to call from several threads at once.
+/// The child starts a new session with fds 0, 1, 2 only (and 3 with `listenSocket` or `descriptor3`), an empty signal
+/// mask, default signal dispositions and `no_new_privs` set. Safe to call from several threads at once.
 public func spawn(_ request: SpawnRequest) throws(SpawnError) -> SpawnedProcess {
     let path = request.executablePath
     // A NUL would silently cut a C string short: refuse instead of running something else.
@@ -29,6 +29,9 @@ public func spawn(_ request: SpawnRequest) throws(SpawnError) -> SpawnedProcess 
     }
     if request.environment.contains(where: { $0.utf8.contains(0) }) {
         throw SpawnError(step: "envp", errno: .invalidArgument, path: path)
+    }
+    if request.listenSocket != nil && request.descriptor3 != nil {
+        throw SpawnError(step: "fd 3", errno: .invalidArgument, path: path)
     }
     if request.resourceLimits.count > SpawnRequest.maximumResourceLimits {
         throw SpawnError(step: "prlimit64", errno: .invalidArgument, path: path)
@@ -104,7 +107,7 @@ private func launch(_ request: SpawnRequest) -> LaunchResult {
                 c.stdout_fd = request.standardOutput.rawValue
                 c.stderr_fd = request.standardError.rawValue
                 c.landlock_ruleset_fd = request.landlockRuleset?.rawValue ?? -1
-                c.listen_fd = request.listenSocket?.rawValue ?? -1
+                c.listen_fd = (request.listenSocket ?? request.descriptor3)?.rawValue ?? -1
                 c.listen_pid_digits = listenPID
                 c.uid = request.uid ?? uid_t.max  // (uid_t)-1: keep
                 c.gid = request.gid ?? gid_t.max

@@ -35,6 +35,11 @@ public struct SpawnRequest: Sendable {
     /// The caller keeps ownership.
     public var listenSocket: FileDescriptor?
     public var listenName = "inbox"
+    /// A descriptor that becomes fd 3 as it is, with nothing in the environment about it (unlike `listenSocket`):
+    /// for a child of our own that knows to find it there (inboxctl's X clipboard owner takes its connection so).
+    /// Not with `listenSocket`, which is fd 3 too: the two fail with step "fd 3" and EINVAL. The caller keeps
+    /// ownership.
+    public var descriptor3: FileDescriptor?
     /// Resource limits, set in order before the uid/gid change (so an agent with CAP_SYS_RESOURCE may raise
     /// hard limits for any user); at most `SpawnRequest.maximumResourceLimits`.
     public var resourceLimits: [ResourceLimit] = []

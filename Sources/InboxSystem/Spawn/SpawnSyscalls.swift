@@ -43,6 +43,3 @@ func sys_pipe2(_ ends: inout [CInt], _ flags: CInt) -> CInt {
 func sys_waitpid(_ pid: pid_t, _ status: inout CInt, _ options: CInt) -> pid_t {
     waitpid(pid, &status, options)
 }
-
-/// close_range(2) from `first` on.
-func sys_close_from(_ first: CInt) -> CInt { inbox_close_from(first) }
