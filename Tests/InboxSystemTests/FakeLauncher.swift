@@ -145,7 +145,13 @@ final class DispatcherWorld {
         throws -> Delivery {
         let container = try state.container(for: handler, identity: nil)
         let path = "\(root.path)/containers/\(handler)/Inbox/\(name)"
-        try Data(name.utf8).write(to: URL(fileURLWithPath: path))
+        // Written through a close-on-exec descriptor: a process another test spawns meanwhile must not inherit it
+        // open for writing, which would make the dispatcher's read lease fail and the file look tampered with.
+        let fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+        guard fd >= 0 else { throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO) }
+        let written = Array(name.utf8).withUnsafeBytes { Glibc.write(fd, $0.baseAddress, $0.count) }
+        close(fd)
+        guard written == name.utf8.count else { throw POSIXError(.EIO) }
         let placed = try enqueue(path)
         nextID += 1
         let delivery = Delivery(id: String(format: "%032x", nextID), handler: handler, name: name, path: path,
