@@ -1,5 +1,5 @@
 import Testing
-import InboxSystem
+import InboxCore
 
 /// The name a handler is given for what a sender dropped: valid UTF-8, printable, no slash, not hidden, at most 200
 /// bytes, whatever bytes the sender chose.

@@ -27,5 +27,6 @@ public enum FileNames {
         return "\(name)-\(number)"
     }
 
+    /// True for a name starting with `.`: in progress in a drop Inbox, a sidecar, never dispatched.
     public static func isHidden(_ name: [UInt8]) -> Bool { name.first == 0x2E }
 }
