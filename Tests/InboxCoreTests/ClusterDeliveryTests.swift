@@ -285,3 +285,17 @@ struct ClusterDeliveryTests {
         #expect(ObjectDigest(sha256: [UInt8](repeating: 0, count: 31)) == nil)
     }
 }
+
+extension ClusterDeliveryTests {
+    /// The fuzz target's seeds (Tests/Fuzz/Corpus/cluster-delivery) cover both ends: those named refused-* are
+    /// refused, the others read.
+    @Test(arguments: FuzzCorpus.seeds(["cluster-delivery"]))
+    func seed(_ seed: FuzzCorpus.Seed) {
+        let result = ClusterDelivery.parse(seed.bytes)
+        if seed.name.hasPrefix("refused-") {
+            #expect(throws: ClusterDeliveryError.self) { try result.get() }
+        } else {
+            #expect(throws: Never.self) { try result.get() }
+        }
+    }
+}
