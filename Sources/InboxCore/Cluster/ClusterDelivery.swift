@@ -122,6 +122,7 @@ extension ClusterDelivery {
         }
     }
 
+    /// `parse`, its refusal thrown.
     private static func read(_ bytes: [UInt8]) throws(ClusterDeliveryError) -> ClusterDelivery {
         guard bytes.count <= maximumBytes else {
             throw ClusterDeliveryError(nil, "the message is \(bytes.count) bytes, over the limit of \(maximumBytes)")
@@ -329,6 +330,7 @@ public struct ClusterDeliveryError: Error, Sendable, Hashable, CustomStringConve
     /// The sentence.
     public var description: String { message }
 
+    /// A refusal of `member` (nil: the message as a whole) with its sentence.
     init(_ member: String?, _ message: String) {
         self.member = member
         self.message = message

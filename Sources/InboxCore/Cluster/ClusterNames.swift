@@ -88,9 +88,12 @@ public struct ClusterNames: Sendable, Hashable {
         return nil
     }
 
+    /// What every delivery subject of the cluster starts with.
     private var subjectPrefix: String { "inboxd." + name + ".deliver." }
+    /// What every consumer name of the cluster starts with.
     private var consumerPrefix: String { name + "_" }
 
+    /// True for an ASCII letter or digit.
     private static func isLetterOrDigit(_ byte: UInt8) -> Bool {
         (0x30...0x39).contains(byte) || (0x41...0x5A).contains(byte) || (0x61...0x7A).contains(byte)
     }

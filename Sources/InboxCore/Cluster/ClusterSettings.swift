@@ -9,7 +9,10 @@ public struct ClusterSettings: Sendable, Hashable {
     public struct Server: Sendable, Hashable, CustomStringConvertible {
         /// How the connection is made: `nats://` in clear unless TLS is configured, `tls://` always with TLS.
         public enum Scheme: String, Sendable, Hashable {
-            case nats, tls
+            /// `nats://`: TLS only where TLSCAFile= asks for it or the server requires it.
+            case nats
+            /// `tls://`: always TLS.
+            case tls
         }
 
         /// The URL's scheme.

@@ -39,6 +39,7 @@ public struct ObjectDigestError: Error, Sendable, Hashable, CustomStringConverti
     /// The message.
     public var description: String { message }
 
+    /// An error with its phrase.
     init(_ message: String) {
         self.message = message
     }
@@ -46,6 +47,7 @@ public struct ObjectDigestError: Error, Sendable, Hashable, CustomStringConverti
 
 /// Base64 with the URL and file name safe alphabet (RFC 4648 5: '-' and '_' for '+' and '/').
 enum Base64URL {
+    /// The 64 digits, in the order of their values.
     private static let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_".utf8)
 
     /// The bytes as base64url, padded with '=' to a multiple of four characters.
@@ -94,6 +96,7 @@ enum Base64URL {
         return accumulator == 0 ? bytes : nil
     }
 
+    /// The value of one digit, nil for any other byte.
     private static func value(of digit: UInt8) -> UInt8? {
         switch digit {
         case UInt8(ascii: "A")...UInt8(ascii: "Z"): digit - UInt8(ascii: "A")

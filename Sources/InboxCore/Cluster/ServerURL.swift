@@ -3,6 +3,7 @@ struct ServerURLError: Error, Sendable, Hashable {
     /// A phrase naming the word and what is wrong with it.
     let message: String
 
+    /// An error with its phrase.
     init(_ message: String) {
         self.message = message
     }
