@@ -98,6 +98,11 @@ public struct Delivery: Sendable, Hashable {
         self.attempt = attempt
     }
 
+    /// True for a delivery id: 32 lowercase hex digits (`INBOX_DELIVERY_ID`, `user.inboxd.delivery`).
+    public static func isValidID(_ text: String) -> Bool {
+        text.utf8.count == 32 && text.utf8.allSatisfy { (0x30...0x39).contains($0) || (0x61...0x66).contains($0) }
+    }
+
     /// The claimed sender (`user.inbox.source-app`).
     public var sourceApp: String? { sender.sourceApp }
     /// Raw JSON text of the annotation, already checked with `JSON.validate`.

@@ -18,6 +18,7 @@ public enum FuzzEntry {
         "text-preview": { textPreview($0) },
         "table": { table($0) },
         "pager": { pager($0) },
+        "cluster-delivery": { clusterDelivery($0) },
     ]
 
     /// shared-mime-info's magic parser and matcher: the input as a magic file (with its header, so that the parser
@@ -105,6 +106,47 @@ public enum FuzzEntry {
         if !problems.isEmpty { broken.append("the written document has problems: \(problems)") }
         if let annotation = metadata.annotation, JSON.validate(annotation) != nil {
             broken.append("an annotation that is not valid JSON was kept")
+        }
+        return broken
+    }
+
+    /// The cluster's delivery message as a worker host reads it, and its round trip: a message read is within its
+    /// bounds (a clean name, valid JSON for an annotation), and the message written for it is no larger than one
+    /// read and reads back the same. A refusal is a sentence naming the member at fault.
+    public static func clusterDelivery(_ bytes: [UInt8]) -> [String] {
+        var broken: [String] = []
+        let delivery: ClusterDelivery
+        switch ClusterDelivery.parse(bytes) {
+        case .failure(let error):
+            if error.message.isEmpty { broken.append("a refusal without a sentence") }
+            if let member = error.member, !error.message.hasPrefix("\"\(member)\" ") {
+                broken.append("a refusal that does not start with its member: \(error.message)")
+            }
+            return broken
+        case .success(let read):
+            delivery = read
+        }
+        if bytes.count > ClusterDelivery.maximumBytes { broken.append("a message over maximumBytes was read") }
+        if FileNames.sanitized(Array(delivery.name.utf8)) != delivery.name {
+            broken.append("a name that is not clean was kept")
+        }
+        if delivery.name.isEmpty || delivery.name.contains("/") || FileNames.isHidden(Array(delivery.name.utf8)) {
+            broken.append("a name that is empty, a path or hidden was kept")
+        }
+        if let annotation = delivery.annotation, JSON.validate(annotation) != nil {
+            broken.append("an annotation that is not valid JSON was kept")
+        }
+        if !Delivery.isValidID(delivery.id) { broken.append("an invalid delivery id was kept") }
+        if delivery.size < 0 || delivery.arrivedAtUSec < 0 { broken.append("a negative number was kept") }
+        let written = delivery.encode()
+        if written.count > ClusterDelivery.maximumBytes {
+            broken.append("the message written is \(written.count) bytes, over maximumBytes")
+        }
+        switch ClusterDelivery.parse(written) {
+        case .success(let again):
+            if again != delivery { broken.append("the written message read back differently") }
+        case .failure(let error):
+            broken.append("the written message was refused: \(error)")
         }
         return broken
     }

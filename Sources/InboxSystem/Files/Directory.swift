@@ -1,4 +1,5 @@
 import Glibc
+import InboxCore
 
 /// An open directory; every entry operation goes through its descriptor (openat(2) and friends),
 /// so a renamed or replaced path component can never redirect it.

@@ -1,3 +1,5 @@
+import InboxCore
+
 /// The extended attributes inboxd reads and writes on the files it holds (docs/design.md, Metadata that rides with
 /// a file).
 
@@ -39,8 +41,7 @@ public enum AgentAttribute {
 
     /// The text if it is a delivery id: 32 lowercase hex digits.
     public static func validDeliveryID(_ text: String) -> String? {
-        text.utf8.count == 32 && text.utf8.allSatisfy({ (0x30...0x39).contains($0) || (0x61...0x66).contains($0) })
-            ? text : nil
+        Delivery.isValidID(text) ? text : nil
     }
 }
 

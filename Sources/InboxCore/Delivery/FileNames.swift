@@ -1,7 +1,7 @@
 /// How the agent names files it moves.
 public enum FileNames {
     /// A name safe to hand a handler: valid UTF-8, no control characters, no slash, not hidden,
-    /// at most 200 bytes. Anything else is replaced by `_`.
+    /// at most 200 bytes. Anything else is replaced by `_`. A clean name comes back unchanged.
     public static func sanitized(_ name: [UInt8]) -> String {
         // Most names are printable ASCII that is not hidden and short: taken as they are.
         if name.count <= 200, name.first != UInt8(ascii: "."),
@@ -13,9 +13,11 @@ public enum FileNames {
             if scalar.value < 0x20 || scalar.value == 0x7F || scalar == "/" || scalar == "\u{FFFD}" { return "_" }
             return Character(scalar)
         })
-        while text.hasPrefix(".") { text.removeFirst() }
-        if text.isEmpty { text = "file" }
+        // Cut to the last 200 bytes (a long name keeps its extension) before the leading dots go, so that the tail
+        // cannot start with one; and dots go by scalar, since a dot and a combining mark are one Character.
         while text.utf8.count > 200 { text.removeFirst() }
+        while text.unicodeScalars.first == "." { text.unicodeScalars.removeFirst() }
+        if text.isEmpty { text = "file" }
         return text
     }
 
@@ -27,5 +29,6 @@ public enum FileNames {
         return "\(name)-\(number)"
     }
 
+    /// True for a name starting with `.`: in progress in a drop Inbox, a sidecar, never dispatched.
     public static func isHidden(_ name: [UInt8]) -> Bool { name.first == 0x2E }
 }

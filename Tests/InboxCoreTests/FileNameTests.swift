@@ -1,5 +1,5 @@
 import Testing
-import InboxSystem
+import InboxCore
 
 /// The name a handler is given for what a sender dropped: valid UTF-8, printable, no slash, not hidden, at most 200
 /// bytes, whatever bytes the sender chose.
@@ -31,5 +31,29 @@ struct FileNameTests {
         #expect(wide.utf8.count <= 200)
         #expect(wide.hasSuffix("é.txt"))
         #expect(FileNames.sanitized(Array(String(repeating: "y", count: 200).utf8)).utf8.count == 200)
+    }
+
+    /// The tail a long name is cut to, or a dot that starts a grapheme, never makes the name hidden.
+    @Test(arguments: [
+        String(repeating: "x", count: 100) + "." + String(repeating: "y", count: 199),
+        String(repeating: "x", count: 100) + "..." + String(repeating: "y", count: 199),
+        ".\u{301}accent",
+        "..\u{301}",
+    ])
+    func neverHidden(_ name: String) {
+        let cleaned = FileNames.sanitized(Array(name.utf8))
+        #expect(!FileNames.isHidden(Array(cleaned.utf8)), "\(cleaned.prefix(8))")
+        #expect(cleaned.utf8.count <= 200)
+        #expect(!cleaned.isEmpty)
+    }
+
+    /// Cleaning a clean name changes nothing, so a name cleaned on one host is the same name on another.
+    @Test(arguments: [
+        String(repeating: "x", count: 100) + "." + String(repeating: "y", count: 199),
+        ".\u{301}accent", "report.pdf", "tab\there", "..", "", String(repeating: "é", count: 150) + ".txt",
+    ])
+    func cleaningIsIdempotent(_ name: String) {
+        let once = FileNames.sanitized(Array(name.utf8))
+        #expect(FileNames.sanitized(Array(once.utf8)) == once)
     }
 }
