@@ -84,6 +84,14 @@ struct NatsClientTests {
         #expect(try workerA.fetch(max: 5, timeout: .milliseconds(300)).isEmpty)
         #expect(try hostA.consumer(stream: consumer.stream, name: consumer.durable)?.ackPending == 0)
         #expect(try hostA.stream(names.deliveryStream)?.messages == 0, "a work queue drops what was acknowledged")
+        // Fewer than asked for: returned as soon as they are there, not at the timeout.
+        try deliver(hostB, "d11")
+        try deliver(hostB, "d12")
+        let askedAt = Date()
+        let two = try workerB.fetch(max: 10, timeout: .seconds(5))
+        #expect(two.map(text) == ["delivery d11", "delivery d12"])
+        #expect(Date().timeIntervalSince(askedAt) < 2, "\(Date().timeIntervalSince(askedAt)) s")
+        for message in two { try message.ack() }
     }
 
     @Test func aConsumerIsCreatedOnceAndUpdatedInPlace() throws {
