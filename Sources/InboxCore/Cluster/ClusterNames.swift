@@ -92,8 +92,11 @@ public struct ClusterNames: Sendable, Hashable {
 public struct ClusterNameError: Error, Sendable, Equatable, CustomStringConvertible {
     /// What the name was to name.
     public enum Kind: String, Sendable, Equatable {
+        /// A cluster's name (ClusterNames).
         case cluster = "cluster name"
+        /// A handler identifier made a subject or a consumer name.
         case handler = "handler identifier"
+        /// A key-value or object store bucket's name.
         case bucket = "bucket name"
     }
 

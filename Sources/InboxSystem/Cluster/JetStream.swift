@@ -22,6 +22,7 @@ public final class JetStream {
         context = created
     }
 
+    /// Frees the context; the connection stays open while anything else holds it.
     deinit { sys_jsCtx_Destroy(context) }
 
     /// JetStream options whose requests wait up to `timeout`.

@@ -11,12 +11,14 @@ public final class KeyValueBucket {
     /// The bucket's name.
     public let bucket: String
 
+    /// Wraps a store libnats made or bound to.
     private init(jetStream: JetStream, handle: OpaquePointer, bucket: String) {
         self.jetStream = jetStream
         self.handle = handle
         self.bucket = bucket
     }
 
+    /// Frees the store; the bucket stays on the servers.
     deinit { sys_kvStore_Destroy(handle) }
 
     /// One key's current value.

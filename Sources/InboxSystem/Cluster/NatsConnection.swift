@@ -95,11 +95,13 @@ public final class NatsConnection {
     /// What it was made with.
     public let settings: NatsSettings
 
+    /// Wraps a connection libnats made with `settings`.
     private init(handle: OpaquePointer, settings: NatsSettings) {
         self.handle = handle
         self.settings = settings
     }
 
+    /// Closes the connection if it is open and frees it.
     deinit { sys_natsConnection_Destroy(handle) }
 
     /// Connects to the first server of `settings.servers` that answers and accepts the credentials. A server that

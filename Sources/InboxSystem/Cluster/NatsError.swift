@@ -109,6 +109,7 @@ final class CStringPool {
     /// An empty pool.
     init() {}
 
+    /// Frees every copy: nothing libnats was given may be used after the pool.
     deinit {
         strings.forEach { $0.deallocate() }
         arrays.forEach { $0.deallocate() }

@@ -43,6 +43,7 @@ public final class ObjectStore {
     /// Its stream and subjects.
     public let layout: ObjectStoreLayout
 
+    /// A store on `layout`'s stream, which `ensure` has checked.
     private init(jetStream: JetStream, layout: ObjectStoreLayout) {
         self.jetStream = jetStream
         self.layout = layout

@@ -139,6 +139,7 @@ public final class PullSubscription {
     /// The consumer it is bound to.
     public let consumer: String
 
+    /// Wraps a subscription libnats bound to `consumer`.
     init(jetStream: JetStream, handle: OpaquePointer, consumer: String) {
         self.jetStream = jetStream
         self.handle = handle
@@ -180,11 +181,13 @@ public final class JetStreamMessage {
     /// libnats's message.
     let handle: OpaquePointer
 
+    /// Takes over a message `subscription` fetched.
     init(subscription: PullSubscription, handle: OpaquePointer) {
         self.subscription = subscription
         self.handle = handle
     }
 
+    /// Frees the message; one never answered is handed out again once the consumer's ack wait has passed.
     deinit { sys_natsMsg_Destroy(handle) }
 
     /// Where a message stands in its stream and consumer (its reply subject, `$JS.ACK.…`).
