@@ -101,13 +101,6 @@ func sys_natsConnection_GetConnectedUrl(_ connection: OpaquePointer) -> String? 
     return buffer.withUnsafeBufferPointer { String(cString: $0.baseAddress!) }
 }
 
-/// The error that closed or disconnected the connection last, with its text.
-func sys_natsConnection_GetLastError(_ connection: OpaquePointer) -> (natsStatus, String?) {
-    var text: UnsafePointer<CChar>?
-    let status = natsConnection_GetLastError(connection, &text)
-    return (status, text.map { String(cString: $0) })
-}
-
 // MARK: JetStream: the context, streams, stored messages
 
 func sys_jsOptions_Init(_ options: inout jsOptions) -> natsStatus { jsOptions_Init(&options) }
@@ -180,10 +173,6 @@ func sys_natsMsg_Create(_ message: inout OpaquePointer?, _ subject: String, _ pa
 }
 
 func sys_natsMsg_Destroy(_ message: OpaquePointer) { natsMsg_Destroy(message) }
-
-func sys_natsMsgHeader_Set(_ message: OpaquePointer, _ key: String, _ value: String) -> natsStatus {
-    natsMsgHeader_Set(message, key, value)
-}
 
 func sys_natsMsgHeader_Add(_ message: OpaquePointer, _ key: String, _ value: String) -> natsStatus {
     natsMsgHeader_Add(message, key, value)
