@@ -22,11 +22,16 @@ let package = Package(
         .systemLibrary(name: "CMagic", pkgConfig: "libmagic", providers: [.apt(["libmagic-dev"])]),
         // libcups: printing through the destination API (Debian's libcups2-dev ships no pkg-config file).
         .systemLibrary(name: "CCups", providers: [.apt(["libcups2-dev"])]),
+        // libnats: the NATS client (core NATS, JetStream, key-value) of the cluster layer (InboxSystem/Cluster/).
+        .systemLibrary(name: "CNats", pkgConfig: "libnats", providers: [.apt(["libnats-dev"])]),
         // What Swift cannot call: variadic syscall(), the child side of spawning.
         .target(name: "CShims"),
         // The Linux layer (Base/, Files/, Inotify/, EventLoop/, Journal/, Sniffing/, ...) and, in its own folders, the
         // agent's middle built on it (Agent/, Intake/, Routing/, Dispatch/, Launchers/, ...): docs/design.md, Layers.
         .target(name: "InboxSystem", dependencies: ["InboxCore", "CSystemd", "CMagic", "CCups", "CShims"]),
+        // The NATS JetStream layer of a cluster (docs/design.md, Cluster: the NATS layer): a module of its own, so that
+        // libnats and the OpenSSL it brings are mapped only by what links it, never by the agent or inboxctl as such.
+        .target(name: "InboxCluster", dependencies: ["InboxSystem", "InboxCore", "CNats"]),
         // The Swift runtime is linked statically into both executables. The agent maps only the pages it uses,
         // which keeps its resident memory under the 12 MB of docs/design.md, Targets (about 12.0 MB dynamic,
         // 9.5 MB static); and Swift is no Debian package, so the .deb of scripts/package can depend only on
@@ -46,7 +51,7 @@ let package = Package(
         .testTarget(name: "InboxCoreTests", dependencies: ["InboxCore"]),
         .testTarget(name: "InboxSystemTests", dependencies: ["InboxSystem", "InboxCore"]),
         .testTarget(name: "IntegrationTests", dependencies: ["inboxd", "inboxctl", "inboxd-example-checksum", "InboxCore",
-                                                           "InboxSystem"]),
+                                                           "InboxSystem", "InboxCluster"]),
     ],
     swiftLanguageModes: [.v6]
 )

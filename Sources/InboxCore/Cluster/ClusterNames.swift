@@ -99,6 +99,20 @@ public struct ClusterNames: Sendable, Hashable {
     }
 }
 
+extension ClusterNames {
+    /// Why `name` cannot name a bucket or stream of the cluster's (nil when it can): empty, longer than `maximum`
+    /// bytes, or a character other than letters, digits, '-' and '_'.
+    public static func nameProblem(_ name: String, maximum: Int) -> String? {
+        if name.isEmpty { return "is empty" }
+        if name.utf8.count > maximum { return "is longer than \(maximum) bytes" }
+        let valid = name.utf8.allSatisfy { byte in
+            (byte >= 0x30 && byte <= 0x39) || (byte >= 0x41 && byte <= 0x5A) || (byte >= 0x61 && byte <= 0x7A)
+                || byte == UInt8(ascii: "-") || byte == UInt8(ascii: "_")
+        }
+        return valid ? nil : "has a character other than letters, digits, '-' and '_'"
+    }
+}
+
 /// What the NATS server and its clients accept as names, for checking the names `ClusterNames` makes.
 public enum NATSNameSyntax {
     /// A subject to publish on: non-empty tokens separated by '.', each of printable ASCII without a space or the

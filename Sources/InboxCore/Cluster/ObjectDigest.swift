@@ -45,13 +45,15 @@ public struct ObjectDigestError: Error, Sendable, Hashable, CustomStringConverti
     }
 }
 
-/// Base64 with the URL and file name safe alphabet (RFC 4648 5: '-' and '_' for '+' and '/').
-enum Base64URL {
+/// Base64 with the URL and file name safe alphabet (RFC 4648 5: '-' and '_' for '+' and '/'), as Go's
+/// `base64.URLEncoding` writes it: how the object store spells an object's name in its meta subject and its SHA-256
+/// in the digest. Every character of it may stand in a NATS subject token.
+public enum Base64URL {
     /// The 64 digits, in the order of their values.
     private static let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_".utf8)
 
     /// The bytes as base64url, padded with '=' to a multiple of four characters.
-    static func encode(_ bytes: [UInt8]) -> String {
+    public static func encode(_ bytes: [UInt8]) -> String {
         var out: [UInt8] = []
         out.reserveCapacity((bytes.count + 2) / 3 * 4)
         var index = 0
@@ -70,7 +72,7 @@ enum Base64URL {
 
     /// The bytes base64url `text` stands for, padded or not; nil for any other character, a length no encoding has,
     /// padding that does not complete the last group, or bits set past the last byte.
-    static func decode(_ text: some Collection<UInt8>) -> [UInt8]? {
+    public static func decode(_ text: some Collection<UInt8>) -> [UInt8]? {
         var digits = Array(text)
         var padding = 0
         while digits.last == UInt8(ascii: "=") && padding < 2 {
@@ -95,6 +97,9 @@ enum Base64URL {
         }
         return accumulator == 0 ? bytes : nil
     }
+
+    /// The same for a string's UTF-8.
+    public static func decode(_ text: String) -> [UInt8]? { decode(text.utf8) }
 
     /// The value of one digit, nil for any other byte.
     private static func value(of digit: UInt8) -> UInt8? {
