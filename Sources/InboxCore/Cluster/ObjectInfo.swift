@@ -39,16 +39,18 @@ public struct ObjectInfo: Sendable, Equatable {
         self.modified = modified
     }
 
-    /// `SHA-256=` and the 32 bytes in padded base64url.
-    public static func digestText(_ sha256: [UInt8]) -> String { digestPrefix + Base64URL.encode(sha256) }
+    /// `SHA-256=` and the 32 bytes in padded base64url (`ObjectDigest`'s spelling).
+    public static func digestText(_ sha256: [UInt8]) -> String {
+        ObjectDigest(sha256: sha256)?.description ?? digestPrefix + Base64URL.encode(sha256)
+    }
 
     /// The 32 bytes `digest` names; nil when there is none, or it is not SHA-256 (the prefix is matched without
     /// regard to case: early clients wrote `sha-256=`).
     public var digestBytes: [UInt8]? {
         guard let digest, digest.uppercased().hasPrefix(Self.digestPrefix) else { return nil }
-        guard let bytes = Base64URL.decode(String(digest.dropFirst(Self.digestPrefix.count))),
-              bytes.count == SHA256.byteCount else { return nil }
-        return bytes
+        let spelled = ObjectDigest.prefix + digest.dropFirst(Self.digestPrefix.count)
+        guard case .success(let parsed) = ObjectDigest.parse(spelled) else { return nil }
+        return parsed.bytes
     }
 
     /// The info as stored on the meta subject.
