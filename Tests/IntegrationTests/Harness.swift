@@ -173,6 +173,16 @@ final class AgentHarness: @unchecked Sendable {
 }
 
 /// Polls `condition` until it holds or the deadline passes; a test waits on what it can observe.
+/// Stops a server a test started (by its PID only): SIGTERM, SIGKILL if it still runs after `grace`, then waits for it.
+func stopStarted(_ process: Process, grace: TimeInterval) {
+    guard process.isRunning else { return }
+    process.terminate()
+    let deadline = Date().addingTimeInterval(grace)
+    while process.isRunning && Date() < deadline { usleep(20_000) }
+    if process.isRunning { kill(process.processIdentifier, SIGKILL) }
+    process.waitUntilExit()
+}
+
 func waitUntil(_ what: String, timeout: TimeInterval = 30, _ condition: () throws -> Bool) throws {
     let deadline = Date().addingTimeInterval(timeout)
     while Date() < deadline {

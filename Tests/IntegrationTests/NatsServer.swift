@@ -71,13 +71,9 @@ final class NatsServer: @unchecked Sendable {
 
     /// Stops the server this test started (by its PID), and waits for it.
     func stop() {
-        guard let process, process.isRunning else { return }
-        process.terminate()
+        guard let process else { return }
         // SIGKILL if SIGTERM has not ended it within 5 s; only ever this PID.
-        let deadline = Date().addingTimeInterval(5)
-        while process.isRunning && Date() < deadline { usleep(20_000) }
-        if process.isRunning { kill(process.processIdentifier, SIGKILL) }
-        process.waitUntilExit()
+        stopStarted(process, grace: 5)
         self.process = nil
     }
 

@@ -463,12 +463,9 @@ final class VirtualDisplay: @unchecked Sendable {
 
     /// Stops the Xvfb this display started (by its PID), and waits for it.
     func stop() {
-        guard let process, process.isRunning else { return }
-        process.terminate()
-        let deadline = Date().addingTimeInterval(10)
-        while process.isRunning && Date() < deadline { usleep(20_000) }
-        if process.isRunning { kill(process.processIdentifier, SIGKILL) }
-        process.waitUntilExit()
+        guard let process else { return }
+        // SIGKILL if SIGTERM has not ended it within 10 s; only ever this PID.
+        stopStarted(process, grace: 10)
         self.process = nil
     }
 
