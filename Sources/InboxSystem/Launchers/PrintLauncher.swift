@@ -10,13 +10,8 @@ import InboxCore
 /// INBOX_PRINT_JOB); the last, with the exit status, is the attempt's outcome: completed → done, deferred → tried again
 /// without using an attempt, failed → a failed attempt with its reason.
 final class PrintLauncher {
-    /// One print job's process.
-    final class Attempt: LaunchedAttempt {
-        let pid: Int32
-        let delivery: Delivery
-        let sandboxed: Bool
-        fileprivate var childSource: EventSource?
-        fileprivate var output: OutputRelay?
+    /// One print job's process: a handler process's attempt (its pid, relay, stop), and what the job reports.
+    final class Attempt: ProcessLauncher.Attempt {
         /// The agent's end of the report pipe, and its source while the process writes.
         fileprivate var reports: FileDescriptor?
         fileprivate var reportSource: EventSource?
@@ -27,20 +22,6 @@ final class PrintLauncher {
         fileprivate var job: String?
         fileprivate var verdict: PrintReport?
         fileprivate var completed = false
-        fileprivate(set) var hasExited = false
-
-        init(pid: Int32, delivery: Delivery, sandboxed: Bool) {
-            self.pid = pid
-            self.delivery = delivery
-            self.sandboxed = sandboxed
-        }
-
-        /// Signals its process group (it is a session leader, like every handler process); a terminated job cancels
-        /// its print job before it exits.
-        func stop(_ signal: DeliveryLifecycle.StopSignal) {
-            guard !hasExited else { return }
-            Signals.send(Signal(signal), toGroupOf: pid)
-        }
     }
 
     private let loop: EventLoop
@@ -77,8 +58,12 @@ final class PrintLauncher {
         let reader = FileDescriptor(rawValue: ends[0])
         let writer = FileDescriptor(rawValue: ends[1])
         defer { writer.close() }
-        let arguments = [executable, PrintWorker.argument, printer.description, generatorWord(for: delivery)]
-            + mimeTypes(of: delivery)
+        let mimeTypes = catalog.database.declaration(for: delivery.contentType)?.mimeTypes ?? []
+        let generator = PreviewPlan.generator(chain: delivery.contentTypes, mimeTypes: mimeTypes,
+                                              package: delivery.isPackage, thumbnailers: [])
+        // The Quick Look generator that would preview it: what the job converts it with, when the destination does
+        // not take it as it is (a desktop thumbnailer converts nothing a printer takes).
+        let arguments = [executable, PrintWorker.argument, printer.description, generator.word ?? "facts"] + mimeTypes
         let spawned = spawner.spawn(registration, container: container, stdin: [], deliveryIDs: [delivery.id]) {
             identity, _, output in
             var request = SpawnRequest(handler: registration, delivery: delivery, tmp: container.tmp, identity: identity,
@@ -116,18 +101,6 @@ final class PrintLauncher {
         }
         running[attempt.pid] = attempt
         return .started(attempt)
-    }
-
-    /// The Quick Look generator that would preview it: what the job converts it with, when the destination does not
-    /// take it as it is.
-    private func generatorWord(for delivery: Delivery) -> String {
-        let generator = PreviewPlan.generator(chain: delivery.contentTypes, mimeTypes: mimeTypes(of: delivery),
-                                              package: delivery.isPackage, thumbnailers: [])
-        return generator.word ?? "facts"
-    }
-
-    private func mimeTypes(of delivery: Delivery) -> [String] {
-        catalog.database.declaration(for: delivery.contentType)?.mimeTypes ?? []
     }
 
     /// Reads what the job wrote; each whole line is a report.

@@ -6,17 +6,18 @@ import InboxCore
 /// launcher starts its processes here too, one for many files. It owns its processes until they exit; the spawner
 /// starts and watches them, and the reaper ends what they leave running.
 final class ProcessLauncher {
-    /// One handler process: the attempt of a launched delivery, or the process of a batch.
-    final class Attempt: LaunchedAttempt {
+    /// One handler process: the attempt of a launched delivery, or the process of a batch (and, with what it reports,
+    /// a print job's: `PrintLauncher.Attempt`).
+    class Attempt: LaunchedAttempt {
         let pid: Int32
         /// What it delivers (its journal fields name the relay's entry, built only if there is one); the first file of
         /// a batch.
         let delivery: Delivery
-        fileprivate var childSource: EventSource?
-        /// Its stdout and stderr; finished when it exits.
-        fileprivate var output: OutputRelay?
+        var childSource: EventSource?
+        /// Its stdout and stderr (a print job's stderr only); finished when it exits.
+        var output: OutputRelay?
         /// It exited: its pid may be someone else's now, and is never signalled again.
-        fileprivate(set) var hasExited = false
+        var hasExited = false
 
         /// It runs under Landlock rules that refuse it any write to its Inbox copy.
         let sandboxed: Bool
@@ -29,7 +30,7 @@ final class ProcessLauncher {
 
         /// Signals the handler's whole process group: it was made a session leader, so its descendants share its pid
         /// as group id. Safe from pid reuse: its pid is unreaped until it has exited.
-        func stop(_ signal: DeliveryLifecycle.StopSignal) {
+        final func stop(_ signal: DeliveryLifecycle.StopSignal) {
             guard !hasExited else { return }
             Signals.send(Signal(signal), toGroupOf: pid)
         }
