@@ -80,34 +80,23 @@ extension ClusterDelivery {
     /// The message, one compact JSON object: every member, absent ones as null. The annotation travels as a JSON
     /// string holding its text, so that its nesting counts against a limit of its own rather than the message's.
     public func encode() -> [UInt8] {
-        var out: [UInt8] = []
-        out.reserveCapacity(512 + 2 * (annotation?.count ?? 0))
-        func key(_ name: StaticString) {
-            name.withUTF8Buffer { out += $0 }
-        }
-        func string(_ value: String?) {
-            if let value { JSON.appendQuoted(value, to: &out) } else { key("null") }
-        }
-        key("{\"deliveryID\":"); string(id)
-        key(",\"handler\":"); string(handler)
-        key(",\"name\":"); string(name)
-        key(",\"contentType\":"); string(contentType)
-        key(",\"contentTypes\":[")
-        for (index, type) in contentTypes.enumerated() {
-            if index > 0 { out.append(UInt8(ascii: ",")) }
-            string(type)
-        }
-        key("],\"sourceApplication\":"); string(sourceApp)
-        key(",\"annotation\":"); string(annotation.map { String(decoding: $0, as: UTF8.self) })
-        key(",\"sourceHost\":"); string(sourceHost)
-        key(",\"sourceUID\":"); out += String(sourceUID).utf8
-        key(",\"object\":"); string(object)
-        key(",\"digest\":"); string(digest.description)
-        key(",\"size\":"); out += String(size).utf8
-        key(",\"package\":"); out += String(isPackage).utf8
-        key(",\"arrivedAtUSec\":"); out += String(arrivedAtUSec).utf8
-        key("}")
-        return out
+        var out = JSONBytes(capacity: 512 + 2 * (annotation?.count ?? 0))
+        out.raw("{\"deliveryID\":"); out.string(id)
+        out.raw(",\"handler\":"); out.string(handler)
+        out.raw(",\"name\":"); out.string(name)
+        out.raw(",\"contentType\":"); out.string(contentType)
+        out.raw(",\"contentTypes\":"); out.strings(contentTypes)
+        out.raw(",\"sourceApplication\":"); out.string(sourceApp)
+        out.raw(",\"annotation\":"); out.string(annotation.map { String(decoding: $0, as: UTF8.self) })
+        out.raw(",\"sourceHost\":"); out.string(sourceHost)
+        out.raw(",\"sourceUID\":"); out.integer(sourceUID)
+        out.raw(",\"object\":"); out.string(object)
+        out.raw(",\"digest\":"); out.string(digest.description)
+        out.raw(",\"size\":"); out.integer(size)
+        out.raw(",\"package\":"); out.boolean(isPackage)
+        out.raw(",\"arrivedAtUSec\":"); out.integer(arrivedAtUSec)
+        out.raw("}")
+        return out.bytes
     }
 
     /// Reads a message as untrusted input: at most `maximumBytes`, a JSON object, each member of the right type and

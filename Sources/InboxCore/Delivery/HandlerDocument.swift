@@ -42,40 +42,29 @@ extension Delivery {
 
     /// The same as one JSON object followed by a newline; the annotation is embedded whole, absent values are null.
     public func stdinDocument() -> [UInt8] {
-        var out: [UInt8] = []
-        out.reserveCapacity(512 + path.utf8.count * 3 + (annotation?.count ?? 0))
-        func key(_ name: StaticString) {
-            name.withUTF8Buffer { out += $0 }
-        }
-        func string(_ value: String?) {
-            if let value { JSON.appendQuoted(value, to: &out) } else { key("null") }
-        }
-        key("{\"file\":"); string(path)
-        key(",\"url\":"); string(url)
-        key(",\"name\":"); string(name)
-        key(",\"package\":"); out += String(isPackage).utf8
-        key(",\"contentType\":"); string(contentType)
-        key(",\"contentTypes\":[")
-        for (index, type) in contentTypes.enumerated() {
-            if index > 0 { out.append(UInt8(ascii: ",")) }
-            string(type)
-        }
-        key("],\"sourceApplication\":"); string(sourceApp)
-        key(",\"sourceUID\":"); out += sourceUID.map { Array(String($0).utf8) } ?? Array("null".utf8)
-        key(",\"annotation\":"); out += validAnnotation ?? Array("null".utf8)
-        key(",\"deliveryID\":"); string(id)
-        key(",\"attempt\":"); out += String(attempt).utf8
-        key(",\"redelivered\":"); out += String(redelivered).utf8
-        key(",\"documents\":"); string(documents)
-        key(",\"handler\":"); string(handler)
+        var out = JSONBytes(capacity: 512 + path.utf8.count * 3 + (annotation?.count ?? 0))
+        out.raw("{\"file\":"); out.string(path)
+        out.raw(",\"url\":"); out.string(url)
+        out.raw(",\"name\":"); out.string(name)
+        out.raw(",\"package\":"); out.boolean(isPackage)
+        out.raw(",\"contentType\":"); out.string(contentType)
+        out.raw(",\"contentTypes\":"); out.strings(contentTypes)
+        out.raw(",\"sourceApplication\":"); out.string(sourceApp)
+        out.raw(",\"sourceUID\":"); out.integer(sourceUID)
+        out.raw(",\"annotation\":"); out.raw(validAnnotation ?? Array("null".utf8))
+        out.raw(",\"deliveryID\":"); out.string(id)
+        out.raw(",\"attempt\":"); out.integer(attempt)
+        out.raw(",\"redelivered\":"); out.boolean(redelivered)
+        out.raw(",\"documents\":"); out.string(documents)
+        out.raw(",\"handler\":"); out.string(handler)
         if let preview {
-            key(",\"preview\":{\"title\":"); string(preview.title)
-            key(",\"index\":"); out += String(preview.index).utf8
-            key(",\"count\":"); out += String(preview.count).utf8
-            out.append(UInt8(ascii: "}"))
+            out.raw(",\"preview\":{\"title\":"); out.string(preview.title)
+            out.raw(",\"index\":"); out.integer(preview.index)
+            out.raw(",\"count\":"); out.integer(preview.count)
+            out.raw("}")
         }
-        key("}\n")
-        return out
+        out.raw("}\n")
+        return out.bytes
     }
 
     /// The annotation if it is valid JSON; anything else is treated as absent rather than passed on broken.

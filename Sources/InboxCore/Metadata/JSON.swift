@@ -59,3 +59,49 @@ public enum JSON {
 
     private static let hexDigits: [UInt8] = Array("0123456789abcdef".utf8)
 }
+
+/// A JSON document written as bytes as it is built, for the documents the agent writes per delivery (a handler's
+/// stdin, a cluster's delivery message): literal pieces, strings quoted (`JSON.appendQuoted`) or `null`, arrays of
+/// strings, integers and booleans, without a string built for each value.
+struct JSONBytes {
+    private(set) var bytes: [UInt8] = []
+
+    init(capacity: Int) {
+        bytes.reserveCapacity(capacity)
+    }
+
+    /// Text written as it stands: punctuation and member names (`,"name":`).
+    mutating func raw(_ text: StaticString) {
+        text.withUTF8Buffer { bytes += $0 }
+    }
+
+    /// Bytes written as they stand (JSON text already checked, such as a valid annotation).
+    mutating func raw(_ text: [UInt8]) {
+        bytes += text
+    }
+
+    /// A string literal, or `null`.
+    mutating func string(_ value: String?) {
+        if let value { JSON.appendQuoted(value, to: &bytes) } else { raw("null") }
+    }
+
+    /// An array of string literals.
+    mutating func strings(_ values: [String]) {
+        bytes.append(UInt8(ascii: "["))
+        for (index, value) in values.enumerated() {
+            if index > 0 { bytes.append(UInt8(ascii: ",")) }
+            JSON.appendQuoted(value, to: &bytes)
+        }
+        bytes.append(UInt8(ascii: "]"))
+    }
+
+    /// An integer, or `null`.
+    mutating func integer(_ value: (some BinaryInteger)?) {
+        if let value { bytes += String(value).utf8 } else { raw("null") }
+    }
+
+    /// `true` or `false`.
+    mutating func boolean(_ value: Bool) {
+        raw(value ? "true" : "false")
+    }
+}
