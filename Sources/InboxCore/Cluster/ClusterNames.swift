@@ -62,6 +62,12 @@ public struct ClusterNames: Sendable, Hashable {
         return problem(forHandler: handler) == nil ? handler : nil
     }
 
+    /// `inboxd.<name>.event.<kind>`: where hosts publish events of the cluster (plain NATS, no stream keeps them),
+    /// such as `failed` for a delivery a worker ended for good. nil when `kind` is not a subject token.
+    public func eventSubject(_ kind: String) -> String? {
+        NATSNameSyntax.isSubject(kind) && !kind.contains(".") ? "inboxd." + name + ".event." + kind : nil
+    }
+
     /// `inboxd_<name>_content`: the object store bucket that holds the content of the cluster's deliveries (its
     /// stream is `OBJ_inboxd_<name>_content`).
     public var objectStore: String { "inboxd_" + name + "_content" }
