@@ -26,6 +26,8 @@ func sys_fstat(_ fd: CInt, _ st: inout stat) -> CInt { fstat(fd, &st) }
 
 func sys_fcntl(_ fd: CInt, _ command: CInt, _ value: CInt) -> CInt { fcntl(fd, command, value) }
 
+func sys_lseek(_ fd: CInt, _ offset: Int64, _ whence: CInt) -> Int64 { Int64(lseek(fd, off_t(offset), whence)) }
+
 func sys_poll(_ poller: inout pollfd, _ milliseconds: CInt) -> CInt { poll(&poller, 1, milliseconds) }
 
 func sys_strerror(_ error: CInt) -> String { String(cString: strerror(error)) }

@@ -116,6 +116,11 @@ public struct FileDescriptor: Hashable, Sendable {
         FileDescriptor(rawValue: try retryingErrno { sys_fcntl(rawValue, F_DUPFD_CLOEXEC, 0) }.get())
     }
 
+    /// lseek(2) to `offset` from the start: where the next read or write of this open file begins.
+    public func seek(to offset: Int64) throws(Errno) {
+        _ = try retryingErrno { sys_lseek(rawValue, offset, SEEK_SET) }.get()
+    }
+
     /// One write(2), retried on EINTR: how many bytes it took, at least one (EAGAIN is thrown).
     public func write(some bytes: UnsafeRawBufferPointer) throws(Errno) -> Int {
         try retryingErrno { sys_write(rawValue, bytes) }.get()

@@ -74,3 +74,16 @@ extension Directory {
                      retryingInterrupted: retryingInterrupted)
     }
 }
+
+extension FileDescriptor {
+    /// O_TMPFILE, a macro Swift does not import: `__O_TMPFILE | O_DIRECTORY` (the same value on x86-64 and arm64).
+    private static let temporaryFileFlag = CInt(0o20_000_000) | O_DIRECTORY
+
+    /// A new unnamed file in the directory `directory` refers to (openat(2) with O_TMPFILE), read and written,
+    /// mode 0600: it has no name, so nothing else can open it, and it is gone when its last descriptor closes.
+    public static func openTemporaryFile(in directory: FileDescriptor) throws(Errno) -> FileDescriptor {
+        FileDescriptor(rawValue: try retryingErrno {
+            sys_openat(directory.rawValue, ".", temporaryFileFlag | O_RDWR | O_CLOEXEC, 0o600)
+        }.get())
+    }
+}
