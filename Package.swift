@@ -10,6 +10,8 @@ let package = Package(
         .executable(name: "inboxd-bench-resolution", targets: ["inboxd-bench-resolution"]),
         // What a resident handler (Activation=resident) written in Swift links: its deliveries and its answers.
         .library(name: "InboxHandlerKit", targets: ["InboxHandlerKit"]),
+        // The agent's cluster child: the only executable that links InboxCluster (libnats).
+        .executable(name: "inboxd-cluster", targets: ["inboxd-cluster"]),
         // The example resident handler of handlers.d/com.example.checksum.handler.
         .executable(name: "inboxd-example-checksum", targets: ["inboxd-example-checksum"]),
     ],
@@ -41,6 +43,10 @@ let package = Package(
                           linkerSettings: [.unsafeFlags(["-static-stdlib"], .when(configuration: .release))]),
         .executableTarget(name: "inboxctl", dependencies: ["InboxSystem", "InboxCore"],
                           linkerSettings: [.unsafeFlags(["-static-stdlib"], .when(configuration: .release))]),
+        // The cluster child (docs/design.md, Cluster: the NATS layer): libnats and OpenSSL live here, never in the agent.
+        // Linked like the agent, for the same reasons.
+        .executableTarget(name: "inboxd-cluster", dependencies: ["InboxCluster", "InboxSystem", "InboxCore"],
+                          linkerSettings: [.unsafeFlags(["-static-stdlib"], .when(configuration: .release))]),
         .executableTarget(name: "inboxd-bench-resolution", dependencies: ["InboxSystem", "InboxCore"],
                           path: "bench/resolution"),
         // The resident handler protocol (docs/handler-protocol.md) from the handler's side; no Foundation.
@@ -50,7 +56,7 @@ let package = Package(
                           linkerSettings: [.unsafeFlags(["-static-stdlib"], .when(configuration: .release))]),
         .testTarget(name: "InboxCoreTests", dependencies: ["InboxCore"]),
         .testTarget(name: "InboxSystemTests", dependencies: ["InboxSystem", "InboxCore"]),
-        .testTarget(name: "IntegrationTests", dependencies: ["inboxd", "inboxctl", "inboxd-example-checksum", "InboxCore",
+        .testTarget(name: "IntegrationTests", dependencies: ["inboxd", "inboxctl", "inboxd-example-checksum", "inboxd-cluster", "InboxCore",
                                                            "InboxSystem", "InboxCluster"]),
     ],
     swiftLanguageModes: [.v6]

@@ -182,9 +182,50 @@ public final class NatsConnection {
     /// Closes the connection: libnats's threads for it end, and every later call fails as `.connectionClosed`.
     public func close() { sys_natsConnection_Close(handle) }
 
+    /// Publishes `payload` on `subject` in plain NATS (no stream acknowledges it; whoever listens then hears it) and
+    /// flushes, so that the server has it when this returns.
+    public func publish(_ subject: String, payload: [UInt8]) throws(NatsError) {
+        let status = payload.withUnsafeBytes { sys_natsConnection_Publish(handle, subject, $0) }
+        if status != NATS_OK { throw NatsError.last("publish to \(subject)", status) }
+        do { try flush(timeout: settings.requestTimeout) } catch { throw error.named("publish to \(subject)") }
+    }
+
+    /// A subscription to `subject` in plain NATS, read with `NatsSubscription.next(timeout:)`.
+    public func subscribe(_ subject: String) throws(NatsError) -> NatsSubscription {
+        var created: OpaquePointer?
+        let status = sys_natsConnection_SubscribeSync(&created, handle, subject)
+        guard status == NATS_OK, let created else { throw NatsError.last("subscribe to \(subject)", status) }
+        do { try flush(timeout: settings.requestTimeout) } catch { throw error.named("subscribe to \(subject)") }
+        return NatsSubscription(connection: self, handle: created)
+    }
+
     /// The JetStream context of this connection, whose requests wait up to `settings.requestTimeout`.
     public func jetStream() throws(NatsError) -> JetStream { try JetStream(connection: self) }
 
     /// The version of libnats in use (`3.4.1`).
     public static var libraryVersion: String { sys_nats_GetVersion() }
+}
+
+/// A plain NATS subscription, read one message at a time.
+public final class NatsSubscription {
+    /// The connection, kept open while it lives.
+    public let connection: NatsConnection
+    private let handle: OpaquePointer
+
+    init(connection: NatsConnection, handle: OpaquePointer) {
+        self.connection = connection
+        self.handle = handle
+    }
+
+    deinit { sys_natsSubscription_Destroy(handle) }
+
+    /// The next message's payload; nil when none came within `timeout`.
+    public func next(timeout: Duration) throws(NatsError) -> [UInt8]? {
+        var message: OpaquePointer?
+        let status = sys_natsSubscription_NextMsg(&message, handle, timeout.natsMilliseconds)
+        if status == NATS_TIMEOUT { return nil }
+        guard status == NATS_OK, let message else { throw NatsError.last("read a subscription", status) }
+        defer { sys_natsMsg_Destroy(message) }
+        return sys_natsMsg_GetData(message)
+    }
 }

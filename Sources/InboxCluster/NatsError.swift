@@ -43,6 +43,15 @@ public struct NatsError: Error, Sendable, CustomStringConvertible {
         return text
     }
 
+    /// Whether trying again later may succeed: no server, a timeout, a connection lost, or no responders (nothing
+    /// listens on the subject yet, such as a stream not made yet). A refusal by the server is not.
+    public var isTransient: Bool {
+        switch kind {
+        case .timeout, .noServer, .connectionClosed: true
+        default: natsStatus(UInt32(bitPattern: status)) == NATS_NO_RESPONDERS
+        }
+    }
+
     /// The kind of failure, from the status.
     public var kind: Kind {
         switch natsStatus(UInt32(bitPattern: status)) {
@@ -55,6 +64,11 @@ public struct NatsError: Error, Sendable, CustomStringConvertible {
         case NATS_INVALID_ARG, NATS_ADDRESS_MISSING, NATS_INVALID_SUBJECT, NATS_INVALID_TIMEOUT, NATS_SYS_ERROR: .invalidSetting
         default: jetStreamCode == 10037 || jetStreamCode == 10059 || jetStreamCode == 10014 ? .notFound : .other
         }
+    }
+
+    /// A setting refused on this side before libnats was asked (`.invalidSetting`), with words of ours.
+    public init(operation: String, refusal detail: String) {
+        self.init(operation: operation, status: NATS_INVALID_ARG, detail: detail)
     }
 
     /// An error made from this side, with a status of libnats's choosing and words of ours.

@@ -93,6 +93,21 @@ func sys_natsConnection_FlushTimeout(_ connection: OpaquePointer, _ milliseconds
     natsConnection_FlushTimeout(connection, milliseconds)
 }
 
+func sys_natsConnection_Publish(_ connection: OpaquePointer, _ subject: String, _ data: UnsafeRawBufferPointer)
+    -> natsStatus {
+    natsConnection_Publish(connection, subject, data.baseAddress, CInt(clamping: data.count))
+}
+
+func sys_natsConnection_SubscribeSync(_ subscription: inout OpaquePointer?, _ connection: OpaquePointer,
+                                      _ subject: String) -> natsStatus {
+    natsConnection_SubscribeSync(&subscription, connection, subject)
+}
+
+func sys_natsSubscription_NextMsg(_ message: inout OpaquePointer?, _ subscription: OpaquePointer,
+                                  _ milliseconds: Int64) -> natsStatus {
+    natsSubscription_NextMsg(&message, subscription, milliseconds)
+}
+
 func sys_natsConnection_Status(_ connection: OpaquePointer) -> natsConnStatus { natsConnection_Status(connection) }
 
 /// The URL of the server the connection is on, nil while it is not on one.

@@ -1,0 +1,58 @@
+import InboxCluster
+import InboxCore
+import InboxSystem
+
+/// One connection to the cluster and what the child made or bound to on it: the work-queue stream, the object store
+/// and the key-value bucket. libnats reconnects the connection by itself once it was made.
+final class ClusterSession {
+    let connection: NatsConnection
+    let jetStream: JetStream
+    let store: ObjectStore?
+    let bucket: KeyValueBucket?
+    /// What could not be made or bound to, as a sentence; nil when all was.
+    let problem: String?
+
+    /// Connects and ensures the stream, the object store and the bucket. A worker without the right to create them
+    /// binds to what exists.
+    init(_ configuration: ClusterConfiguration, names: ClusterNames) throws(NatsError) {
+        var credentials: NatsCredentials?
+        if let file = configuration.credentials { credentials = .credentialsFile(file) }
+        if configuration.nkeySeedFile != nil && credentials == nil {
+            throw NatsError(operation: "connect to \(configuration.servers.joined(separator: ", "))",
+                            refusal: "NKeySeedFile= is not supported yet (libnats needs the public key as well): "
+                                + "use Credentials=")
+        }
+        var tls: NatsTLS?
+        if configuration.tlsCAFile != nil || configuration.tlsCertFile != nil {
+            tls = NatsTLS(caFile: configuration.tlsCAFile, certificateFile: configuration.tlsCertFile,
+                          keyFile: configuration.tlsKeyFile)
+        }
+        connection = try NatsConnection.connect(NatsSettings(
+            servers: configuration.servers, name: "inboxd \(configuration.role.rawValue) \(configuration.host)",
+            connectTimeout: .seconds(2), requestTimeout: .seconds(5), credentials: credentials, tls: tls,
+            maximumReconnects: -1, reconnectWait: .seconds(2)))
+        jetStream = try connection.jetStream()
+        var problems: [String] = []
+        do {
+            try jetStream.ensureStream(.workQueue(name: names.stream, subjects: [names.streamSubjects],
+                                                  duplicateWindow: .seconds(120)))
+        } catch {
+            // A worker may not create streams: it is enough that the stream is there.
+            if (try? jetStream.stream(names.stream)) == nil { problems.append("\(error)") }
+        }
+        do { store = try ObjectStore.ensure(jetStream, bucket: names.objectStore) } catch {
+            store = nil
+            problems.append("\(error)")
+        }
+        var bucket: KeyValueBucket?
+        do { bucket = try KeyValueBucket.ensure(jetStream, bucket: names.keyValue, maxAge: .seconds(86_400)) } catch {
+            bucket = try? KeyValueBucket.bind(jetStream, bucket: names.keyValue)
+            if bucket == nil { problems.append("\(error)") }
+        }
+        self.bucket = bucket
+        problem = problems.isEmpty ? nil : problems.joined(separator: "; ")
+    }
+
+    /// Whether a server is connected now (not while libnats reconnects).
+    var isConnected: Bool { connection.connectedURL != nil }
+}
