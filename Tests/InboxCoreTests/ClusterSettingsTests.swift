@@ -219,9 +219,33 @@ struct ClusterSettingsTests {
         ])
     }
 
-    /// inboxd.conf does not know [Cluster] yet: it is still an unknown section there.
-    @Test func notYetReadFromInboxdConf() {
-        let (_, diagnostics) = ConfigurationParser.parseAgent(lines("[Agent]", "[Cluster]", "Name=office"), path: "c")
-        #expect(diagnostics.map(\.description) == ["c:2: warning: unknown section [Cluster], ignored"])
+    /// inboxd.conf reads its [Cluster] section: one, its Inboxes= among this host's drop Inboxes.
+    @Test func readFromInboxdConf() {
+        let (configuration, diagnostics) = ConfigurationParser.parseAgent(lines(
+            "[Agent]", "Inbox=/srv/drop", "[Cluster]", "Name=office", "Servers=nats://127.0.0.1:4333",
+            "Inboxes=/srv/drop", "AckWaitSec=1min"), path: "c")
+        #expect(diagnostics.isEmpty)
+        #expect(configuration.cluster?.names.name == "office")
+        #expect(configuration.cluster?.inboxes == ["/srv/drop"])
+        #expect(configuration.cluster?.ackWait == .seconds(60))
+        #expect(configuration.cluster?.servers.map(\.description) == ["nats://127.0.0.1:4333"])
+    }
+
+    @Test(arguments: [
+        (["[Agent]", "Inbox=/srv/drop", "[Cluster]", "Name=office", "Servers=nats://localhost", "Inboxes=/srv/drops"],
+         ["c:6: Inboxes= names /srv/drops, which is not a drop Inbox of this host (Inbox= or an [Inbox] section's Path=); did you mean '/srv/drop'?"]),
+        (["[Inbox]", "Path=/srv/scans", "[Cluster]", "Name=office", "Servers=nats://localhost", "Inboxes=/srv/scans",
+          "[Cluster]", "Name=other"],
+         ["c:7: a second [Cluster] section (the first is at line 3): a host takes part in one cluster"]),
+        (["[Cluster]", "Name=office", "Servers=nats://localhost", "AckWaitSec=0"],
+         ["c:4: invalid AckWaitSec= '0': expected a time span from 1s to 1h"]),
+        (["[Cluster]", "Name=office", "Servers=nats://localhost", "AckWaitSec=infinity"],
+         ["c:4: invalid AckWaitSec= 'infinity': expected a time span from 1s to 1h"]),
+    ])
+    func inboxdConfErrors(_ text: [String], _ expected: [String]) {
+        let (configuration, diagnostics) = ConfigurationParser.parseAgent(Array(text.joined(separator: "\n").utf8),
+                                                                          path: "c")
+        #expect(diagnostics.map(\.description) == expected)
+        #expect(configuration.cluster == nil)
     }
 }

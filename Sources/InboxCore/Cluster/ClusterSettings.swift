@@ -2,8 +2,7 @@
 /// through NATS JetStream (docs/design.md, Cluster: the core parts). An ingest host publishes what its `inboxes`
 /// receive; a host that works (`work`) pulls deliveries for its handlers.
 ///
-/// Not yet read from inboxd.conf: `ConfigurationParser.parseAgent` still warns about `[Cluster]` as an unknown
-/// section. `read(_:sink:)` is the reader it will call.
+/// Read from inboxd.conf by `ConfigurationParser.parseAgent` (one section at most).
 public struct ClusterSettings: Sendable, Hashable {
     /// One NATS server to connect to, from `Servers=`.
     public struct Server: Sendable, Hashable, CustomStringConvertible {
@@ -70,6 +69,15 @@ public struct ClusterSettings: Sendable, Hashable {
     public var work: Bool
     /// Insecure=: `nats://` may go in clear to a server that is not this host (default no).
     public var insecure: Bool
+    /// AckWaitSec=: how long the server waits for a worker's answer to a delivery before it gives the delivery to
+    /// another worker (the consumers' AckWait). A worker renews it while the handler runs, so it bounds how long a
+    /// host that died holds its deliveries, not how long a handler may take.
+    public var ackWait: Duration
+    /// Host=: this host's name in the cluster (its presence entry, `INBOX_SOURCE_HOST` of what it publishes); nil:
+    /// the system's host name. Two agents on one machine each need one of their own.
+    public var host: String?
+    /// The default AckWaitSec=.
+    public static let defaultAckWait: Duration = .seconds(30)
     /// Where the section starts.
     public var location: SourceLocation
 
@@ -77,7 +85,7 @@ public struct ClusterSettings: Sendable, Hashable {
     public init(servers: [Server], names: ClusterNames, credentials: String? = nil, nkeySeedFile: String? = nil,
                 tlsCAFile: String? = nil, tlsCertFile: String? = nil, tlsKeyFile: String? = nil, inboxes: [String] = [],
                 inboxLocations: [String: SourceLocation] = [:], work: Bool = true, insecure: Bool = false,
-                location: SourceLocation) {
+                ackWait: Duration = ClusterSettings.defaultAckWait, host: String? = nil, location: SourceLocation) {
         self.servers = servers
         self.names = names
         self.credentials = credentials
@@ -89,6 +97,8 @@ public struct ClusterSettings: Sendable, Hashable {
         self.inboxLocations = inboxLocations
         self.work = work
         self.insecure = insecure
+        self.ackWait = ackWait
+        self.host = host
         self.location = location
     }
 
@@ -112,7 +122,7 @@ public struct ClusterSettings: Sendable, Hashable {
 extension ClusterSettings {
     /// Every key `read` knows; keep in step with its switch.
     static let keys: Set<String> = ["Servers", "Name", "Credentials", "NKeySeedFile", "TLSCAFile", "TLSCertFile",
-                                    "TLSKeyFile", "Inboxes", "Work", "Insecure"]
+                                    "TLSKeyFile", "Inboxes", "Work", "Insecure", "AckWaitSec", "Host"]
 
     /// Reads one `[Cluster]` section. The list keys (Servers=, Inboxes=) add their space-separated words (quoted as
     /// in Exec=), an empty value clearing the list; for the others the last wins and an empty value means unset.
@@ -128,6 +138,8 @@ extension ClusterSettings {
         var inboxLocations: [String: SourceLocation] = [:]
         var work = true
         var insecure = false
+        var ackWait = defaultAckWait
+        var host: String?
         for entry in section.entries {
             switch entry.key {
             case "Servers":
@@ -193,6 +205,26 @@ extension ClusterSettings {
                     continue
                 }
                 if entry.key == "Work" { work = flag } else { insecure = flag }
+            case "Host":
+                if entry.value.isEmpty {
+                    host = nil
+                } else if Self.isHostName(entry.value) {
+                    host = entry.value
+                } else {
+                    sink.error(entry.line, "invalid Host= '\(entry.value.abbreviated)': 1 to "
+                               + "\(ClusterDelivery.maximumSourceHostBytes) letters, digits, '.', '-' and '_'")
+                }
+            case "AckWaitSec":
+                guard !entry.value.isEmpty else {
+                    ackWait = defaultAckWait
+                    continue
+                }
+                if let span = try? TimeSpan.parse(entry.value), span >= .seconds(1), span <= .seconds(3600) {
+                    ackWait = span
+                } else {
+                    sink.error(entry.line, "invalid AckWaitSec= '\(entry.value.abbreviated)': expected a time span "
+                               + "from 1s to 1h")
+                }
             default:
                 sink.unknownKey(entry, in: "Cluster", known: keys)
             }
@@ -232,7 +264,15 @@ extension ClusterSettings {
                                nkeySeedFile: files["NKeySeedFile"]?.value, tlsCAFile: files["TLSCAFile"]?.value,
                                tlsCertFile: files["TLSCertFile"]?.value, tlsKeyFile: files["TLSKeyFile"]?.value,
                                inboxes: inboxes, inboxLocations: inboxLocations, work: work, insecure: insecure,
-                               location: sink.location(section.line))
+                               ackWait: ackWait, host: host, location: sink.location(section.line))
+    }
+
+    /// A name Host= takes: what a host name is made of, within the delivery message's bound for it.
+    static func isHostName(_ text: String) -> Bool {
+        !text.isEmpty && text.utf8.count <= ClusterDelivery.maximumSourceHostBytes && text.utf8.allSatisfy {
+            ($0 >= 0x30 && $0 <= 0x39) || ($0 >= 0x41 && $0 <= 0x5A) || ($0 >= 0x61 && $0 <= 0x7A) || $0 == 0x2E
+                || $0 == 0x2D || $0 == 0x5F
+        }
     }
 
     /// `read`, with diagnostics of its own in line order: for a section lexed from the file at `path`.

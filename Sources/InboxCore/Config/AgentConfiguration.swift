@@ -33,6 +33,8 @@ public struct AgentConfiguration: Sendable, Hashable {
     public var packageLimits = PackageLimits()
     /// True when MaxPackageSize=infinity: a package's bytes are not bounded, whatever MaxInboxBytes= says.
     public var packageSizeUnlimited = false
+    /// [Cluster]: how this host takes part in a cluster on NATS JetStream; nil for none (or one with an error).
+    public var cluster: ClusterSettings?
 
     /// Creates a configuration; every setting defaults to "unset".
     public init(inboxes: [String] = [], handlerDirectories: [String] = [], stateDirectory: String? = nil,

@@ -14,8 +14,10 @@ public enum ConfigurationParser {
                                                                        diagnostics: [Diagnostic]) {
         var sink = DiagnosticSink(path: path, diagnostics: [])
         var configuration = AgentConfiguration()
-        var inboxSections: [INISection] = []
-        let agentEntries = entries(of: "Agent", in: bytes, path: path, sink: &sink, also: "Inbox", into: &inboxSections)
+        var otherSections: [INISection] = []
+        let agentEntries = entries(of: "Agent", in: bytes, path: path, sink: &sink, also: ["Inbox", "Cluster"],
+                                   into: &otherSections)
+        let inboxSections = otherSections.filter { $0.name == "Inbox" }
         for entry in agentEntries {
             let value = entry.value
             switch entry.key {
@@ -66,6 +68,9 @@ public enum ConfigurationParser {
             }
         }
         configuration.inboxSections = readInboxes(inboxSections, agentEntries: agentEntries, sink: &sink)
+        configuration.cluster = readCluster(otherSections.filter { $0.name == "Cluster" },
+                                            inboxes: configuration.inboxes + configuration.inboxSections.map(\.path),
+                                            sink: &sink)
         return (configuration, sink.sorted)
     }
 
@@ -90,17 +95,31 @@ public enum ConfigurationParser {
         return (preferences, sink.sorted)
     }
 
-    /// Lexes a file and returns the entries of its `[name]` sections, and in `others` its `[also]` sections (each
-    /// one of its own); other sections are warned about.
+    /// The one `[Cluster]` section (a second is an error at its header), checked against this host's drop Inboxes.
+    private static func readCluster(_ sections: [INISection], inboxes: [String],
+                                    sink: inout DiagnosticSink) -> ClusterSettings? {
+        guard let first = sections.first else { return nil }
+        for extra in sections.dropFirst() {
+            sink.error(extra.line, "a second [Cluster] section (the first is at line \(first.line)): a host takes "
+                       + "part in one cluster")
+        }
+        guard let settings = ClusterSettings.read(first, sink: &sink), sections.count == 1 else { return nil }
+        let problems = settings.unconfiguredInboxes(configured: inboxes)
+        sink.diagnostics += problems
+        return problems.isEmpty ? settings : nil
+    }
+
+    /// Lexes a file and returns the entries of its `[name]` sections, and in `others` its sections named in `also`
+    /// (each one of its own); other sections are warned about.
     private static func entries(of name: String, in bytes: [UInt8], path: String, sink: inout DiagnosticSink,
-                                also: String? = nil, into others: inout [INISection]) -> [INIEntry] {
+                                also: Set<String> = [], into others: inout [INISection]) -> [INIEntry] {
         let document = INILexer.lex(bytes, path: path, maximumSize: maximumSize)
         sink = DiagnosticSink(path: path, diagnostics: document.diagnostics)
         var entries: [INIEntry] = []
         for section in document.sections {
             if section.name == name {
                 entries += section.entries
-            } else if section.name == also {
+            } else if also.contains(section.name) {
                 others.append(section)
             } else {
                 unknownSection(section, sink: &sink)

@@ -37,6 +37,9 @@ public struct AgentSettings: Sendable {
     /// MaxPackageDepth=, MaxPackageEntries=, MaxPackageSize= of inboxd.conf, resolved: `maxBytes` is MaxPackageSize=,
     /// else MaxInboxBytes= (the single-file bound), else nil (no bound; `infinity` says so too).
     public var packageLimits = PackageLimits()
+    /// [Cluster] of inboxd.conf: the cluster this host feeds (`cluster.inboxes`) and works for (`cluster.work`);
+    /// nil for none.
+    public var cluster: ClusterSettings?
     /// shared-mime-info directories, most important first (each holds globs2, subclasses, aliases).
     public var mimeDirectories: [String] = MIMEDatabaseLoader.defaultDirectories()
 

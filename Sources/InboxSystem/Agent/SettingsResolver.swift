@@ -71,6 +71,7 @@ public enum SettingsResolver {
             config.inboxSections.map { ($0.path, $0.choice.applied(to: common)) }, uniquingKeysWith: { first, _ in first }))
         settings.retention = config.retention
         settings.inboxBounds = config.inboxBounds
+        settings.cluster = config.cluster
         settings.packageLimits = PackageLimits.resolved(config.packageLimits, unlimited: config.packageSizeUnlimited,
                                                         inboxBytes: config.inboxBounds.maxBytes)
         return (.success(settings), diagnostics)
