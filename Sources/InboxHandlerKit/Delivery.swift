@@ -29,6 +29,8 @@ public final class Delivery {
     /// What the sender claimed (`user.inbox.source-app`), and the uid the agent saw own the dropped file.
     public let sourceApplication: String?
     public let sourceUID: UInt32?
+    /// The host the file arrived at, when it came through a cluster (`INBOX_SOURCE_HOST`); nil for a local one.
+    public let sourceHost: String?
     /// The annotation as JSON text, nil when there is none.
     public let annotation: String?
     /// 1 for the first attempt; `redelivered` when an earlier one may have done part of the work.
@@ -54,6 +56,7 @@ public final class Delivery {
         contentTypes = value["contentTypes"]?.array?.compactMap(\.string) ?? [contentType]
         sourceApplication = value["sourceApplication"]?.string
         sourceUID = value["sourceUID"]?.int.flatMap(UInt32.init(exactly:))
+        sourceHost = value["sourceHost"]?.string
         annotation = value["annotation"].flatMap { $0 == .null ? nil : $0.jsonText }
         attempt = value["attempt"]?.int ?? 1
         redelivered = value["redelivered"]?.bool ?? false

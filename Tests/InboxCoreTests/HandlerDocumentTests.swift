@@ -59,7 +59,8 @@ struct HandlerDocumentTests {
             + "\"url\":\"file:///var/lib/inboxd/containers/v/Inbox/My%20%22Photo%22.png\","
             + "\"name\":\"My \\\"Photo\\\".png\",\"package\":false,\"contentType\":\"public.png\","
             + "\"contentTypes\":[\"public.png\",\"public.image\",\"public.data\",\"public.content\",\"public.item\"],"
-            + "\"sourceApplication\":\"com.example.sender\",\"sourceUID\":1000,\"annotation\":{\"page\": 3},"
+            + "\"sourceApplication\":\"com.example.sender\",\"sourceUID\":1000,\"sourceHost\":null,"
+            + "\"annotation\":{\"page\": 3},"
             + "\"deliveryID\":\"d-42\",\"attempt\":2,\"redelivered\":false,\"documents\":\"/var/lib/inboxd/containers/v/Documents\","
             + "\"handler\":\"com.example.viewer\"}\n"
         let document = Self.metadata().stdinDocument()
@@ -123,7 +124,7 @@ struct HandlerDocumentTests {
     @Test func stdinDocumentUsesNullForAbsentValues() {
         let document = String(decoding: Self.metadata(sourceApp: nil, sourceUID: nil, annotation: nil).stdinDocument(),
                               as: UTF8.self)
-        #expect(document.contains("\"sourceApplication\":null,\"sourceUID\":null,\"annotation\":null,"))
+        #expect(document.contains("\"sourceApplication\":null,\"sourceUID\":null,\"sourceHost\":null,\"annotation\":null,"))
         #expect(JSON.validate(bytes(document)) == nil)
     }
 

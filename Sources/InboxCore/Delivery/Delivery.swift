@@ -77,6 +77,10 @@ public struct Delivery: Sendable, Hashable {
     public var printer: String?
     /// The document is a package: a directory delivered whole (`INBOX_PACKAGE=1`).
     public var isPackage = false
+    /// The host it arrived at, for a delivery that came through the cluster (`INBOX_SOURCE_HOST`); nil for a local one.
+    public var sourceHost: String?
+    /// The cluster message it came in, for a delivery that came through the cluster: answered when it ends.
+    public var cluster: ClusterTicket?
 
     public init(id: String, handler: String, chosenBy: ChosenBy = .rank, name: String, path: String, documents: String,
                 contentType: String, typeSource: ResolvedType.Source = .extension, contentTypes: [String],

@@ -4,7 +4,8 @@ extension Delivery {
     /// The largest annotation passed in `INBOX_ANNOTATION` (the kernel limits one environment string to 128 KiB).
     public static let environmentAnnotationLimit = MetadataLimits.environmentAnnotationBytes
 
-    /// The handler environment as "KEY=value" strings. INBOX_SOURCE_APP, INBOX_SOURCE_UID and INBOX_ANNOTATION are
+    /// The handler environment as "KEY=value" strings. INBOX_SOURCE_APP, INBOX_SOURCE_UID, INBOX_SOURCE_HOST and
+    /// INBOX_ANNOTATION are
     /// omitted when absent, INBOX_REDELIVERED and INBOX_PACKAGE unless they are 1; INBOX_ANNOTATION also when the
     /// annotation is over `environmentAnnotationLimit`.
     public func environment() -> [String] {
@@ -21,6 +22,7 @@ extension Delivery {
         ]
         if let sourceApp { environment.append("INBOX_SOURCE_APP=" + sourceApp) }
         if let sourceUID { environment.append("INBOX_SOURCE_UID=\(sourceUID)") }
+        if let sourceHost { environment.append("INBOX_SOURCE_HOST=" + sourceHost) }
         if let annotation = validAnnotation, annotation.count <= Self.environmentAnnotationLimit {
             environment.append("INBOX_ANNOTATION=" + String(decoding: annotation, as: UTF8.self))
         }
@@ -51,6 +53,7 @@ extension Delivery {
         out.raw(",\"contentTypes\":"); out.strings(contentTypes)
         out.raw(",\"sourceApplication\":"); out.string(sourceApp)
         out.raw(",\"sourceUID\":"); out.integer(sourceUID)
+        out.raw(",\"sourceHost\":"); out.string(sourceHost)
         out.raw(",\"annotation\":"); out.raw(validAnnotation ?? Array("null".utf8))
         out.raw(",\"deliveryID\":"); out.string(id)
         out.raw(",\"attempt\":"); out.integer(attempt)

@@ -76,6 +76,9 @@ final class Dispatcher {
     var ended: (Delivery) -> Void = { _ in }
     /// Draining, and the last handler ended.
     var drained: () -> Void = {}
+    /// A delivery that came through the cluster ended here: how its message is to be answered. Its file has been
+    /// handled, kept in failed/, or removed from its container (the server gives it out again).
+    var clusterEnded: (Delivery, ClusterVerdict) -> Void = { _, _ in }
 
     init(loop: EventLoop, logger: Logger, state: StateDirectories, quarantine: Quarantine, launcher: Launcher,
          catalog: HandlerCatalog, limits: Limits) {
@@ -203,6 +206,9 @@ final class Dispatcher {
     /// Carries out what the lifecycle decided: the file's part through `InboxCopies`, the rest here.
     private func perform(_ action: DeliveryLifecycle.Action, for record: Record, duration: Duration? = nil) {
         let delivery = record.delivery
+        if delivery.cluster != nil, let verdict = Self.verdict(action, draining: draining) {
+            return conclude(record, action, verdict, duration: duration)
+        }
         if record.lifecycle.hasEnded, table[delivery.id] === record {
             table[delivery.id] = nil
             // Told first, so that a delivery routed again below counts anew.
@@ -242,6 +248,39 @@ final class Dispatcher {
         case .retry(nil, _), .complete, .fail, .reportViolation, .withdraw, .keepForNextStart, .none:
             break
         }
+    }
+
+    /// How a cluster delivery's message is answered after `action`; nil for an action that does not end its time here
+    /// (a start, a signal, queued again). A retry is the server's to schedule, on any host; what this host would keep
+    /// for its next start or route again is given back at once.
+    private static func verdict(_ action: DeliveryLifecycle.Action, draining: Bool) -> ClusterVerdict? {
+        switch action {
+        case .complete: .handled
+        case .retry(let delay, _): .again(after: delay ?? .zero)
+        case .keepForNextStart, .reroute: .again(after: .zero)
+        case .fail(let reason, _): .givenUp(reason: reason)
+        case .reportViolation(let change, _): .givenUp(reason: "its handler changed it (\(change))")
+        case .withdraw(let reason, _): .givenUp(reason: reason)
+        case .launch, .signal, .enqueue, .requeueAlone, .cancelRetry, .none: nil
+        }
+    }
+
+    /// Ends a cluster delivery here: the file's part as for any delivery (the journal entry; failed/), the copy
+    /// removed when the message goes back to the server, and the message answered.
+    private func conclude(_ record: Record, _ action: DeliveryLifecycle.Action, _ verdict: ClusterVerdict,
+                          duration: Duration?) {
+        let delivery = record.delivery
+        if table[delivery.id] === record { table[delivery.id] = nil }
+        record.retry = nil
+        switch action {
+        case .retry, .keepForNextStart, .reroute:
+            if case .retry = action { copies.settle(action, of: delivery, duration: duration) }
+            copies.giveBack(delivery)
+        default:
+            copies.settle(action, of: delivery, duration: duration)
+        }
+        ended(delivery)
+        clusterEnded(delivery, verdict)
     }
 
     /// Queues a record again, behind everything queued so far.

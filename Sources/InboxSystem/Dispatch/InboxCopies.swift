@@ -252,6 +252,19 @@ final class InboxCopies {
         }
     }
 
+    /// Removes a cluster delivery's copy from its container without a journal entry of its own: the server gives the
+    /// message out again (to this host or another), so nothing of it stays here.
+    func giveBack(_ delivery: Delivery) {
+        guard let inbox = state.openedContainer(for: delivery.handler)?.inbox else { return }
+        let name = Array(delivery.name.utf8)
+        let error = delivery.isPackage ? PackageTree.remove(name, in: inbox) : inbox.remove(name)
+        if delivery.hasSidecar { inbox.removeSidecar(of: name) }
+        if let error {
+            logger.log(.warning, "Cannot remove \(delivery.path), given back to the cluster: \(error)",
+                       fields: ["INBOX_FILE": delivery.path])
+        }
+    }
+
     /// Who else can have written the copy: the agent's directories are closed to everyone but root, so its sender,
     /// through a descriptor or link it kept, or root.
     static func otherWriter(of delivery: Delivery) -> String {

@@ -11,6 +11,7 @@ extension Delivery {
          ("INBOX_CONTENT_TYPE", contentType), ("INBOX_TYPE_SOURCE", typeSource.rawValue),
          ("INBOX_SOURCE_APP", sourceApp), ("INBOX_SOURCE_UID", sourceUID.map { String($0) }),
          ("INBOX_ATTEMPT", String(attempt)), ("INBOX_REDELIVERED", redelivered ? "1" : nil),
+         ("INBOX_SOURCE_HOST", sourceHost), ("INBOX_CLUSTER_SEQUENCE", cluster.map { String($0.sequence) }),
          ("INBOX_CHOSEN_BY", chosenBy.journalValue), ("INBOX_UNIT", unit), ("INBOX_PRINTER", printer), ("INBOX_PACKAGE", isPackage ? "1" : nil)]
     }
 }
