@@ -253,7 +253,8 @@ final class ClusterChild {
         do { file = try FileDescriptor.openTemporaryFile(in: spool) } catch {
             return giveBack(message, entry, "cannot make a file in the spool directory: \(error)")
         }
-        defer { file.close() }
+        var written: FileDescriptor? = file
+        defer { written?.close() }
         do {
             try store.get(delivery.object, into: file)
             try file.seek(to: 0)
@@ -265,12 +266,21 @@ final class ClusterChild {
         } catch {
             return giveBack(message, entry, "\(error)")
         }
+        // Handed over read-only, and no descriptor open for writing left here: the agent's check that nobody but the
+        // handler holds a delivery open for writing sees the file as it will be delivered.
+        let readOnly: FileDescriptor
+        do { readOnly = try file.reopenedReadOnly() } catch {
+            return giveBack(message, entry, "cannot reopen its file read-only: \(error)")
+        }
+        defer { readOnly.close() }
+        file.close()
+        written = nil
         let ref = nextRef
         nextRef += 1
         held[ref] = Held(message: message, handler: handler, delivery: delivery, ackWait: entry.ackWait,
                          renewed: MonotonicClock.now)
         report(.delivery(ref: ref, handler: handler, sequence: sequence, delivered: max(1, metadata?.delivered ?? 1),
-                         delivery: delivery), attaching: file)
+                         delivery: delivery), attaching: readOnly)
     }
 
     /// A message that could not be handed over for a reason of this host's: given back for later, its credit kept.

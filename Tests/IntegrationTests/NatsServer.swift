@@ -1,4 +1,5 @@
 import Foundation
+import Glibc
 import Testing
 
 /// A private nats-server for one test: JetStream on, its store in a temporary directory, listening on 127.0.0.1 at a
@@ -12,6 +13,8 @@ final class NatsServer: @unchecked Sendable {
     /// The port it listens on.
     private(set) var port = 0
     private var process: Process?
+    /// The arguments it was started with, for a start again on the same port and store.
+    private var arguments: [String] = []
 
     static let executable = ["/usr/sbin/nats-server", "/usr/bin/nats-server"].first {
         FileManager.default.isExecutableFile(atPath: $0)
@@ -41,6 +44,7 @@ final class NatsServer: @unchecked Sendable {
     }
 
     private func start(_ arguments: [String]) throws {
+        self.arguments = arguments
         let server = Process()
         server.executableURL = URL(fileURLWithPath: try #require(Self.executable))
         server.arguments = arguments
@@ -75,6 +79,25 @@ final class NatsServer: @unchecked Sendable {
         // SIGKILL if SIGTERM has not ended it within 5 s; only ever this PID.
         stopStarted(process, grace: 5)
         self.process = nil
+    }
+
+    /// The server's PID while it runs.
+    var pid: Int32? { process?.isRunning == true ? process?.processIdentifier : nil }
+
+    /// SIGKILL: the server ends at once, as on a crash; its store stays for `restart`.
+    func kill() {
+        guard let process else { return }
+        Glibc.kill(process.processIdentifier, SIGKILL)
+        process.waitUntilExit()
+        self.process = nil
+    }
+
+    /// Starts the server again on the same port and store (after `kill` or `stop`).
+    func restart() throws {
+        precondition(process == nil, "restart a server that is stopped")
+        var again = arguments
+        if let index = again.firstIndex(of: "-p") { again[index + 1] = String(port) }
+        try start(again)
     }
 
     /// Whether something accepts a TCP connection on 127.0.0.1:`port`.

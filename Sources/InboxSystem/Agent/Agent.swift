@@ -39,6 +39,10 @@ public final class Agent {
     /// After a burst the heap holds memory the queue no longer needs; a second after the agent falls idle it is given
     /// back (malloc_trim(3)), so an idle agent stays small. Once per idle spell, never in the middle of work.
     private let trimWhenIdle: DeferredAction
+    /// A cluster's ingest side (`[Cluster] Inboxes=`) and work side (`Work=yes`); nil without a `[Cluster]`.
+    private let publisher: ClusterPublisher?
+    private let worker: ClusterWorker?
+    private let clusterChildren = ClusterChildren()
 
     public init(settings: AgentSettings, logger: Logger) throws(SystemError) {
         self.settings = settings
@@ -61,7 +65,8 @@ public final class Agent {
         launchers = HandlerLaunchers(loop: loop, logger: logger, catalog: catalog,
                                      landlockABI: settings.landlock == .off ? 0 : LandlockRuleset.abi(),
                                      landlockMode: settings.landlock,
-                                     ownChildren: { [sniffer] in sniffer?.pid.map { [$0] } ?? [] },
+                                     ownChildren: { [sniffer, clusterChildren] in
+                                         (sniffer?.pid.map { [$0] } ?? []) + clusterChildren.pids },
                                      maxProcesses: settings.maxConcurrent, runtimeDirectory: settings.runtimeDirectory)
         dispatcher = Dispatcher(loop: loop, logger: logger, state: state, quarantine: quarantine, launcher: launchers,
                                 catalog: catalog, limits: .init(maxConcurrent: settings.maxConcurrent,
@@ -80,6 +85,11 @@ public final class Agent {
             router.quotas = quotas
             dispatcher.ended = { quotas.release($0.id) }
         }
+        (publisher, worker) = Self.cluster(settings, loop: loop, logger: logger, state: state, catalog: catalog)
+        clusterChildren.publisher = publisher
+        clusterChildren.worker = worker
+        router.publisher = publisher
+        recovery.logger = logger
         status = StatusReporter(loop: loop, notifier: notifier, runtimeDirectory: settings.runtimeDirectory)
         stop = StopSequence(loop: loop, logger: logger, dispatcher: dispatcher, launchers: launchers) { [state] in
             state.containerOwners()
@@ -93,6 +103,29 @@ public final class Agent {
         HandlerCatalog.load(settings, identities: .resolve(isRoot: CurrentProcess.isRoot,
                                                            containersPath: StateDirectories.paths(of: state.root.path).containers),
                             at: EventLoop.now())
+    }
+
+    /// The owners of a `[Cluster]`: a publisher when this host feeds it, a worker when it works for it; each runs a
+    /// child of its own (`inboxd-cluster`), which alone talks to NATS.
+    private static func cluster(_ settings: AgentSettings, loop: EventLoop, logger: Logger, state: StateDirectories,
+                                catalog: HandlerCatalog) -> (ClusterPublisher?, ClusterWorker?) {
+        guard let cluster = settings.cluster else { return (nil, nil) }
+        let host = cluster.host ?? CurrentProcess.hostName
+        let abi = settings.landlock == .off ? 0 : LandlockRuleset.abi()
+        func options(_ role: ClusterLink.Role, spool: String?) -> ClusterLink.Options {
+            ClusterLink.Options(executable: ClusterLink.defaultExecutable(), role: role, settings: cluster,
+                                hostName: host, version: inboxdVersion, ackWait: cluster.ackWait, spool: spool,
+                                landlockABI: abi)
+        }
+        let publisher = cluster.inboxes.isEmpty ? nil : ClusterPublisher(
+            loop: loop, logger: logger, settings: cluster, state: state, hostName: host,
+            makeLink: { () throws(SystemError) in
+                try ClusterLink(loop: loop, logger: logger, options: options(.ingest, spool: nil)) })
+        let worker = !cluster.work ? nil : ClusterWorker(
+            loop: loop, logger: logger, settings: cluster, state: state, catalog: catalog,
+            maxConcurrent: settings.maxConcurrent, makeLink: { () throws(SystemError) in
+                try ClusterLink(loop: loop, logger: logger, options: options(.work, spool: state.intake?.path)) })
+        return (publisher, worker)
     }
 
     /// Who tells whom: arrivals to the router, its deliveries to the dispatcher, room in the queue back to intake.
@@ -129,6 +162,14 @@ public final class Agent {
             self.status.senders.observe(event, message: message, fields: fields)
         }
         status.line = { [unowned self] in self.statusLine() }
+        if let worker {
+            worker.take = { [unowned self] arrival in self.router.route(arrival) }
+            worker.launchReady = { [unowned self] in self.dispatcher.launchReady() }
+            worker.changed = { [unowned self] in self.status.updateSoon() }
+            router.clusterRefused = { [unowned worker] ticket, reason in worker.refused(ticket, reason) }
+            dispatcher.clusterEnded = { [unowned worker] delivery, verdict in worker.ended(delivery, verdict) }
+        }
+        publisher?.changed = { [unowned self] in self.status.updateSoon() }
         status.snapshot = { [unowned self] now, wallClock in self.snapshot(now: now, wallClock: wallClock) }
     }
 
@@ -171,6 +212,8 @@ public final class Agent {
         recovery.redispatchUnhandled()
         // What expired while the agent was down goes now; the rest is timed.
         state.retention?.start()
+        publisher?.start()
+        worker?.start()
         watcher.resume()
         logger.log(.info, "Watching \(Self.inboxes(settings.inboxes.count))", event: .started, fields: [
             "INBOX_INBOXES": settings.inboxes.joined(separator: " "), "INBOX_STATE_DIRECTORY": settings.stateDirectory])
@@ -188,6 +231,8 @@ public final class Agent {
         notifier.finish()
         logger.finish()
         sniffer?.stop()
+        publisher?.stop()
+        worker?.stop()
         logger.observer = nil
         status.removeFile()
         return code
@@ -205,6 +250,7 @@ public final class Agent {
         catalog.report(to: logger)
         router.use(catalog)
         dispatcher.use(catalog)
+        worker?.use(catalog)
         watcher.watch(handlerDirectories: settings.handlerDirectories + catalog.loaded.bundleDirectories,
                       preferences: settings.defaultsFile)
         recovery.redispatchUnhandled()
@@ -222,6 +268,7 @@ public final class Agent {
         guard phase == .running || phase == .starting else { return }
         phase = .draining
         watcher.stop()
+        worker?.stopFetching()
         let instances = launchers.resident.runningCount
         logger.log(.info, "Stopping on \(reason); waiting for \(dispatcher.runningCount) running handler(s)"
                    + (instances > 0 ? " and \(instances) resident instance(s)" : ""), event: .stopping)
@@ -242,7 +289,19 @@ public final class Agent {
             + (missing > 0 ? "\(Self.inboxes(missing)) missing; " : "")
             + "\(dispatcher.queuedCount) queued, \(dispatcher.runningCount) running"
             + (dispatcher.retryingCount > 0 ? ", \(dispatcher.retryingCount) to retry" : "")
+            + clusterStatus()
         return launchers.spawner.landlockABI == 0 ? line + "; no Landlock" : line
+    }
+
+    /// "; cluster office unreachable, 12 waiting to be published" — what the status line says of a cluster.
+    private func clusterStatus() -> String {
+        guard let cluster = settings.cluster else { return "" }
+        var parts: [String] = []
+        let connected = (publisher?.state?.connected ?? true) && (worker?.state?.connected ?? true)
+        if !connected { parts.append("cluster \(cluster.names.name) unreachable") }
+        if let publisher, publisher.waitingCount > 0 { parts.append("\(publisher.waitingCount) to publish") }
+        if let worker, worker.holdingCount > 0 { parts.append("\(worker.holdingCount) from the cluster") }
+        return parts.isEmpty ? "" : "; " + parts.joined(separator: ", ")
     }
 
     private func snapshot(now: Duration, wallClock: Int64) -> AgentStatus {

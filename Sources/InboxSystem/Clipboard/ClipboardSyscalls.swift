@@ -22,12 +22,5 @@ func sys_connect_unix_name(_ fd: CInt, _ path: String, abstract: Bool) -> CInt {
     }
 }
 
-/// gethostname(2); nil on failure.
-func sys_hostname() -> String? {
-    var buffer = [CChar](repeating: 0, count: 256)
-    guard gethostname(&buffer, buffer.count - 1) == 0 else { return nil }
-    return String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
-}
-
 /// dup2(2).
 func sys_dup2(_ from: CInt, _ to: CInt) -> CInt { dup2(from, to) }

@@ -161,6 +161,15 @@ public final class Directory {
     /// The same, for a name the program chose (`"status.json"`).
     @discardableResult
     public func remove(_ name: String) -> Errno? { remove(Array(name.utf8)) }
+
+    /// Gives an open file that has no name (O_TMPFILE) the name `name` here, never replacing an entry (linkat(2)
+    /// through /proc/self/fd, which needs no capability, as AT_EMPTY_PATH would).
+    public func link(_ file: FileDescriptor, as name: String) -> Errno? {
+        let result = withCName(Array(name.utf8)) { target in
+            sys_linkat(AT_FDCWD, "/proc/self/fd/\(file.rawValue)", descriptor.rawValue, target, AT_SYMLINK_FOLLOW)
+        }
+        return result == 0 ? nil : Errno.current
+    }
     /// Replaces (or creates) `name` with a file holding `bytes` with exactly `mode`, atomically: a reader sees the
     /// old file or the new one, never a part. The bytes go to a hidden temporary here (never through a link), which
     /// rename(2) puts over `name`; on failure it is removed and `name` is untouched. Not synced: after a crash the

@@ -21,6 +21,10 @@ func sys_renameat2(_ from: CInt, _ old: UnsafePointer<CChar>, _ to: CInt, _ new:
 }
 
 func sys_unlinkat(_ dirfd: CInt, _ name: UnsafePointer<CChar>, _ flags: CInt) -> CInt { unlinkat(dirfd, name, flags) }
+/// linkat(2) with flags (AT_SYMLINK_FOLLOW: a /proc/self/fd path names the open file itself).
+func sys_linkat(_ from: CInt, _ old: String, _ to: CInt, _ new: UnsafePointer<CChar>, _ flags: CInt) -> CInt {
+    linkat(from, old, to, new, flags)
+}
 
 func sys_fgetxattr(_ fd: CInt, _ name: String, _ buffer: UnsafeMutableRawBufferPointer?) -> Int {
     inbox_fgetxattr(fd, name, buffer?.baseAddress, buffer?.count ?? 0)

@@ -28,6 +28,9 @@ public enum AgentAttribute {
     /// The handler a person chose for a file in pending/ (`inboxctl choose --with`); the agent sees it written
     /// (IN_ATTRIB) or finds it at start-up. It stays on the file, so a restart queues the file for that handler again.
     public static let choice = "user.inboxd.choice"
+    /// "<handler> <stream sequence>": a file a worker fetched from a cluster. Its message is the server's until it is
+    /// answered, so a restart removes such a file instead of delivering it (the server gives it out again).
+    public static let cluster = "user.inboxd.cluster"
 
     /// The delivery id, the sender's uid and the name it was dropped as of `user.inboxd.delivery`, when the attribute
     /// is well formed (files recorded before the name was kept have none).

@@ -104,7 +104,7 @@ extension FileDescriptor {
     /// `Directory.openRegular` reopens): nothing is looked up by name, so it is the file that was checked. What a
     /// resident handler gets: its own description, which it can neither write through nor use to end the agent's
     /// lease on this one. `directory`: a package's, opened O_DIRECTORY as well (ENOTDIR if it is not one).
-    func reopenedReadOnly(directory: Bool = false) throws(Errno) -> FileDescriptor {
+    public func reopenedReadOnly(directory: Bool = false) throws(Errno) -> FileDescriptor {
         try FileDescriptor(rawValue: retryingErrno({
             sys_open("/proc/self/fd/\(rawValue)",
                      O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC | (directory ? O_DIRECTORY : 0))

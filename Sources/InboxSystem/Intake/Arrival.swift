@@ -37,6 +37,10 @@ public struct Arrival {
     public let metadata: SenderMetadata
     /// Its metadata came in a sidecar `.<name>.inbox-meta`, which goes where the file goes.
     public let hasSidecar: Bool
+    /// The cluster message it came in, for a file a worker host fetched (`ClusterWork`); nil for a local one.
+    public var cluster: ClusterTicket?
+    /// The host it arrived at, for a file fetched from the cluster.
+    public var sourceHost: String?
     /// A regular file (`file` is open for reading), or a package (`file` is its directory, O_RDONLY|O_DIRECTORY).
     public var kind = Kind.file
 

@@ -17,6 +17,13 @@ public enum JournalEvent: String, Sendable, CaseIterable {
     /// A print hot folder's job was created on its destination (`Print=`), and when it ended.
     case printSubmitted = "print-submitted"
     case printEnded = "print-ended"
+    /// An arrival in a cluster Inbox was published: its content in the object store, its delivery message in the
+    /// stream (`INBOX_CLUSTER_SEQUENCE`); its local copy is gone.
+    case published
+    /// A delivery came from the cluster to this host (`INBOX_SOURCE_HOST`, `INBOX_CLUSTER_SEQUENCE`).
+    case received
+    /// The cluster's connection changed: connected, lost, or a message refused as poison.
+    case cluster
 
     /// 128-bit id in journal form; the last digit tells the kinds apart.
     public var messageID: String {
@@ -29,6 +36,9 @@ public enum JournalEvent: String, Sendable, CaseIterable {
         case .pending: return "3b0a2c9d6e1f4a7b8c5d2e0f1a3b4c64"
         case .printSubmitted: return "3b0a2c9d6e1f4a7b8c5d2e0f1a3b4c65"
         case .printEnded: return "3b0a2c9d6e1f4a7b8c5d2e0f1a3b4c66"
+        case .published: return "3b0a2c9d6e1f4a7b8c5d2e0f1a3b4c67"
+        case .received: return "3b0a2c9d6e1f4a7b8c5d2e0f1a3b4c68"
+        case .cluster: return "3b0a2c9d6e1f4a7b8c5d2e0f1a3b4c69"
         default: break
         }
         let digit: String = switch self {
@@ -48,7 +58,8 @@ public enum JournalEvent: String, Sendable, CaseIterable {
         case .stopping: "e"
         case .mismatch: "f"
         case .outputDropped: "0"
-        case .instanceStarted, .instanceStopped, .instanceCrashed, .expired, .pending, .printSubmitted, .printEnded: ""
+        case .instanceStarted, .instanceStopped, .instanceCrashed, .expired, .pending, .printSubmitted, .printEnded,
+             .published, .received, .cluster: ""
         }
         return "3b0a2c9d6e1f4a7b8c5d2e0f1a3b4c5" + digit
     }
@@ -57,7 +68,7 @@ public enum JournalEvent: String, Sendable, CaseIterable {
     var isDeliveryEvent: Bool {
         switch self {
         case .arrived, .dispatched, .finished, .retry, .failed, .unhandled, .violation, .removed, .rejected,
-             .mismatch, .outputDropped, .expired, .pending, .printSubmitted, .printEnded: true
+             .mismatch, .outputDropped, .expired, .pending, .printSubmitted, .printEnded, .published, .received: true
         default: false
         }
     }

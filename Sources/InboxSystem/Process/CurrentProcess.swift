@@ -16,6 +16,8 @@ public enum CurrentProcess {
 
     /// Whether we act as root, with the powers that gives (identities of our own for handlers, chown).
     public static var isRoot: Bool { sys_geteuid() == 0 }
+    /// This host's name (gethostname(2)); "localhost" when it has none.
+    public static var hostName: String { sys_hostname().flatMap { $0.isEmpty ? nil : $0 } ?? "localhost" }
 
     /// The whole environment (environ(7)) as a dictionary.
     public static var environmentVariables: [String: String] {

@@ -28,3 +28,10 @@ func sys_inbox_set_child_subreaper() -> CInt { inbox_set_child_subreaper() }
 func sys_inbox_malloc_trim() -> CInt { inbox_malloc_trim() }
 
 func sys_sysconf(_ name: CInt) -> Int { sysconf(name) }
+
+/// gethostname(2); nil on failure.
+func sys_hostname() -> String? {
+    var buffer = [CChar](repeating: 0, count: 256)
+    guard gethostname(&buffer, buffer.count - 1) == 0 else { return nil }
+    return String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+}

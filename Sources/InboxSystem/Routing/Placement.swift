@@ -113,6 +113,38 @@ final class Placement {
         quotas?.charge(arrival, id: arrival.id)
     }
 
+    /// The arrival came through a cluster Inbox (`[Cluster] Inboxes=`): moved into the outbox as its delivery id, with
+    /// its delivery message beside it, and handed to the publisher, which removes both once the server has them.
+    func publish(_ arrival: Arrival, to handler: String, type: ResolvedType, leased: Bool, binding: Routing.Binding?,
+                 through publisher: ClusterPublisher) -> Placed {
+        guard let outbox = publisher.outbox else { return .cannotMove(SystemError("openat", path: state.root.child(
+            StateDirectories.outboxName), errno: .noSuchFile), target: "the cluster's outbox") }
+        let message = publisher.message(for: arrival, handler: handler, contentTypes: catalog.conformanceChain(of:
+            type.identifier))
+        if let error = outbox.createMessage(message.encode(), for: arrival.id) {
+            return .cannotMove(SystemError("open", path: outbox.path, errno: error), target: outbox.path)
+        }
+        switch relocate(arrival, to: outbox, binding: binding, handOverTo: nil, preferred: arrival.id) {
+        case nil:
+            outbox.removeMessage(of: arrival.id)
+            return .done
+        case .moved(let newName, let copy)?:
+            if leased && copy == nil && !arrival.file.descriptor.readLeaseIntact {
+                outbox.removeMessage(of: arrival.id)
+                quarantine.withdraw(newName, from: outbox, of: arrival, reason: "its sender (uid "
+                                    + "\(arrival.sourceUID)) opened it for writing while it was being published")
+                return .done
+            }
+            copy?.close()
+            if newName != arrival.id { outbox.moveMessage(of: arrival.id, to: newName) }
+            publisher.enqueue(newName, message: message, from: arrival.shown, hasSidecar: arrival.hasSidecar)
+            return .done
+        case let other?:
+            outbox.removeMessage(of: arrival.id)
+            return unplaced(other, of: arrival, target: outbox.path)
+        }
+    }
+
     /// No handler for the type, the one its sender chose (`requested`) is not registered, or the one its Inbox is
     /// bound to cannot have it (`reason`): kept intact in unhandled/ until the registrations change.
     func park(_ arrival: Arrival, type: ResolvedType, requested: String?, reason: String?,
@@ -177,11 +209,12 @@ final class Placement {
     /// the drop Inbox where it matters, and for a handler the owner and mode), and on into `target` with the agent's
     /// sidecar. nil when the state directory has no intake/ (it could not be made: nothing is moved).
     private func relocate(_ arrival: Arrival, to target: Directory, binding: Routing.Binding?,
-                          handOverTo handler: String?, recordInbox: Bool = false,
+                          handOverTo handler: String?, recordInbox: Bool = false, preferred: String? = nil,
                           extra: (FileDescriptor) -> Void = { _ in }) -> Relocation? {
         guard let staging = state.intake else { return nil }
         let package = arrival.package.map { PackageMove(manifest: $0, limits: reader.packageLimits) }
-        return arrival.directory.relocate(arrival.name, file: arrival.file, to: target, preferred: arrival.cleanName,
+        return arrival.directory.relocate(arrival.name, file: arrival.file, to: target,
+                                          preferred: preferred ?? arrival.cleanName,
                                           via: staging, rejectsTo: state.failed, sidecar: arrival.agentSidecar,
                                           package: package) { file, tree in
             arrival.stamp(file)
@@ -227,8 +260,11 @@ final class Placement {
                                 path: container.inbox.child(name), documents: container.documents,
                                 contentType: type.identifier, typeSource: type.source, contentTypes: [],
                                 sender: arrival.metadata, sourceUID: arrival.sourceUID, hasSidecar: arrival.hasSidecar,
-                                attempt: arrival.attempts)
-        delivery.redelivered = arrival.redelivered
+                                attempt: arrival.cluster?.earlierAttempts ?? arrival.attempts)
+        // From the cluster: delivered before (on this host or another) is the server's to say.
+        delivery.redelivered = arrival.cluster.map { $0.delivered > 1 } ?? arrival.redelivered
+        delivery.cluster = arrival.cluster
+        delivery.sourceHost = arrival.sourceHost
         delivery.isPackage = arrival.isPackage
         return delivery
     }

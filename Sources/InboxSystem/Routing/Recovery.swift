@@ -10,6 +10,8 @@ final class Recovery {
     private let router: Router
     /// Where what intake/ or unhandled/ holds that is no longer a document goes.
     private let quarantine: Quarantine
+    /// Where giving back a cluster's file is said.
+    var logger: Logger?
 
     init(state: StateDirectories, reader: ArrivalReader, router: Router, quarantine: Quarantine) {
         self.quarantine = quarantine
@@ -38,6 +40,7 @@ final class Recovery {
                 // A package is checked again: the agent did not see it between its runs.
                 guard case .arrival(let arrival) = reader.take(name, in: inbox, origin: .held) else { continue }
                 defer { arrival.file.descriptor.close() }
+                if giveBack(arrival) { continue }
                 // A handler no longer registered cannot be the decision: its files are routed anew, and its
                 // container is left as it is.
                 if router.catalog.registration(handler) != nil,
@@ -84,6 +87,19 @@ final class Recovery {
         take(Array(delivery.name.utf8), from: inbox)
     }
 
+    /// A file a worker fetched from a cluster, left by an earlier run (`AgentAttribute.cluster`): removed, not
+    /// delivered, since its message was never answered and the server gives it out again (marked redelivered).
+    private func giveBack(_ arrival: Arrival) -> Bool {
+        guard let mark = ExtendedAttributes(arrival.file.descriptor).readString(AgentAttribute.cluster, limit: 300)
+        else { return false }
+        let error = arrival.directory.remove(arrival.name)
+        if arrival.hasSidecar { arrival.directory.removeSidecar(of: arrival.name) }
+        logger?.log(.info, "Removed \(arrival.shown), fetched from the cluster by an earlier run (\(mark)); the server "
+                    + "gives it out again" + (error.map { " (cannot remove it: \($0))" } ?? ""), event: .cluster,
+                    fields: ["INBOX_FILE": arrival.shown, "INBOX_DELIVERY_ID": arrival.id])
+        return true
+    }
+
     /// Opens a held file (or package, checked again) and routes it again. A directory that is no package (one a
     /// crash left in intake/ before its delivery was recorded on it, one in unhandled/ whose type is no longer a
     /// package type) is moved aside, with why.
@@ -91,6 +107,7 @@ final class Recovery {
         switch reader.take(name, in: directory, origin: .held) {
         case .arrival(let arrival):
             defer { arrival.file.descriptor.close() }
+            if giveBack(arrival) { return }
             router.route(arrival)
         case .notADocument(.directory, let why):
             quarantine.moveAside(name, from: directory, kind: .directory, why: why)

@@ -25,6 +25,11 @@ final class Router {
     var catalog: HandlerCatalog { typing.catalog }
     /// The files that wait for a person's choice of handler (`ChooseHandler=ask`); nil: every choice is the rank's.
     var choices: PendingChoices?
+    /// Where arrivals in a cluster Inbox go once decided (`[Cluster] Inboxes=`); nil when this host feeds no cluster.
+    var publisher: ClusterPublisher?
+    /// A file fetched from the cluster was not delivered here (its type is not its handler's, or it could not be
+    /// placed): kept in failed/ with the reason, which its message is terminated with.
+    var clusterRefused: (ClusterTicket, String) -> Void = { _, _ in }
 
     init(loop: EventLoop, logger: Logger, state: StateDirectories, quarantine: Quarantine, inspector: TypeInspector,
          reader: ArrivalReader, dispatcher: DeliveryHandoff, catalog: HandlerCatalog) {
@@ -86,6 +91,7 @@ final class Router {
             quarantine.reject(arrival, reason: reason)
             return .settled
         }
+        if let ticket = arrival.cluster { return takeFromCluster(arrival, ticket) }
         switch typing.type(arrival) {
         case .busy:
             return retries.waitForWriter(arrival) ? .waiting : .settled
@@ -107,6 +113,40 @@ final class Router {
                 return .settled
             }
             return carryOut(typed, for: arrival)
+        }
+    }
+
+    /// A file a worker fetched from the cluster: typed here again (its content sniffed, the mismatch rule applied),
+    /// and delivered only to the handler its message came for, registered here, which must take its type; anything
+    /// else keeps it in failed/ (never a handler the message named but this host's decision did not pick).
+    private func takeFromCluster(_ arrival: Arrival, _ ticket: ClusterTicket) -> Routed {
+        func refuse(_ reason: String, type: String? = nil) -> Routed {
+            quarantine.reject(arrival, reason: reason, contentType: type, requested: ticket.handler)
+            clusterRefused(ticket, reason)
+            return .settled
+        }
+        switch typing.type(arrival) {
+        case .busy:
+            return refuse("it was being written while it was typed")
+        case .unsniffable(let reason):
+            return refuse(reason)
+        case .typed(let typed):
+            guard case .deliver(ticket.handler, let chosenBy, _) = typed.decision else {
+                let decided = switch typed.decision {
+                case .deliver(let other, _, _): "this host would give it to \(other)"
+                case .park(_, let reason): reason ?? "no handler here takes it"
+                case .reject(let reason): reason
+                }
+                return refuse("not delivered to \(ticket.handler) here, as its type is \(typed.type.identifier): "
+                              + decided, type: typed.type.identifier)
+            }
+            switch placement.deliver(arrival, to: ticket.handler, chosenBy: chosenBy, type: typed.type,
+                                     leased: typed.leased, binding: nil) {
+            case .done: return .settled
+            case .cannotMove(let error, let target): return refuse("cannot move it into \(target): \(error)")
+            case .staged(_, let error, let target): return refuse("cannot move it into \(target): \(error)")
+            case .changing(let reason): return refuse(reason)
+            }
         }
     }
 
@@ -176,6 +216,11 @@ final class Router {
         let placed: Placement.Placed
         var handler: String?
         switch typed.decision {
+        case .deliver(let chosen, _, _) where publisher?.feeds(arrival) == true:
+            handler = chosen
+            guard let publisher else { return .settled }
+            placed = placement.publish(arrival, to: chosen, type: typed.type, leased: typed.leased,
+                                       binding: typed.binding, through: publisher)
         case .deliver(let chosen, let chosenBy, _):
             handler = chosen
             placed = placement.deliver(arrival, to: chosen, chosenBy: chosenBy, type: typed.type, leased: typed.leased,

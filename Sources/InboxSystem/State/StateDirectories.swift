@@ -11,6 +11,9 @@ public final class StateDirectories {
     public static let unhandledName = "unhandled"
     public static let intakeName = "intake"
     public static let pendingName = "pending"
+    /// A cluster's: what waits to be published (an ingest host), and where fetched content is written (a worker).
+    public static let outboxName = "outbox"
+    public static let clusterSpoolName = "cluster"
 
     public let root: Directory
     /// nil only when opened by inboxctl and the agent never made it.
@@ -97,6 +100,13 @@ public final class StateDirectories {
         guard let retention else { return }
         if let file { retention.stamp(file, for: place) }
         retention.added(name, in: place)
+    }
+
+    /// The cluster's outbox and spool (0700), made when the agent takes part in a cluster.
+    public func clusterDirectory(_ name: String) throws(SystemError) -> Directory {
+        let directory = try root.subdirectory(name, mode: 0o700)
+        try? directory.descriptor.chmod(0o700)
+        return directory
     }
 
     /// Visible entries of a directory, the count status.json reports.
