@@ -1,6 +1,7 @@
 import Foundation
 import InboxCore
 import InboxCluster
+import InboxSystem
 import Testing
 
 /// Who may connect to a real nats-server (NatsServer): an NKey user from its seed file alone, and TLS with a private
@@ -135,5 +136,122 @@ struct NatsSecurityTests {
         // closes the connection, which libnats 3.4 reports as the PONG it did not get (kind .other).
         #expect(anonymous?.description.hasPrefix("connect to \(url): ") == true, "\(String(describing: anonymous))")
         #expect(anonymous?.kind != .authorization)
+    }
+
+    // MARK: The example server configuration of docs/cluster.md
+
+    static let exampleConfiguration = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+        .deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent("docs/cluster/nats-server.conf")
+
+    /// docs/cluster/nats-server.conf as it is, but for the users' public keys and the store directory (the port is
+    /// NatsServer's): the ingest user stores content and publishes deliveries but cannot consume; the worker consumes,
+    /// answers, reads and deletes content but cannot publish a delivery; the monitor reads and changes nothing.
+    @Test func theExampleConfigurationGivesEachUserItsOperationsAndNoOthers() throws {
+        let keys = try Self.directory("accounts")
+        defer { try? FileManager.default.removeItem(at: keys) }
+        var text = try String(contentsOf: Self.exampleConfiguration, encoding: .utf8)
+        var users: [String: String] = [:]
+        for name in ["INGEST", "WORKER", "MONITOR"] {
+            let user = try Self.makeUser(name.lowercased(), in: keys)
+            users[name] = user.seedFile
+            let variable = "$INBOXD_\(name)_NKEY"
+            try #require(text.contains(variable))
+            text = text.replacingOccurrences(of: variable, with: user.pair.publicKey.description)
+        }
+        let store = "store_dir: /var/lib/nats/jetstream"
+        try #require(text.contains(store))
+        // NatsServer gives its own with -sd, which nats-server refuses to have twice.
+        text = text.replacingOccurrences(of: store, with: "# store_dir: NatsServer's -sd")
+        let server = try NatsServer(configuration: text)
+        func jetStream(_ user: String) throws -> JetStream {
+            try NatsConnection.connect(NatsSettings(servers: [server.url], name: "inboxd \(user)", requestTimeout: .seconds(1),
+                                                    credentials: .nkey(seedFile: users[user]!))).jetStream()
+        }
+        let names = ClusterNames(name: "office")!
+        let handler = "com.example.notes"
+        let delivery = names.deliverySubject(for: handler)!
+        let consumer = PullConsumerSettings(stream: names.stream, durable: names.consumer(for: handler)!,
+                                            filterSubject: delivery, ackWait: .seconds(30), maxDeliver: 5, maxAckPending: 100)
+        let workQueue = JetStream.StreamSettings.workQueue(name: names.stream, subjects: [names.streamSubjects],
+                                                           duplicateWindow: .seconds(60))
+        /// The lines of the server's log that name a permissions violation for `subject`.
+        func violations(_ subject: String) -> Int {
+            server.log.split(separator: "\n").filter { $0.contains("Violation") && $0.contains(subject) }.count
+        }
+        /// Whether `body` was refused: an error, and a new line of the server's log names a violation for `subject`.
+        func refused(_ what: String, subject: String, _ body: () throws -> Void) {
+            let before = violations(subject)
+            do {
+                try body()
+                Issue.record("\(what) was allowed")
+            } catch {
+                #expect(violations(subject) > before, "\(what): \(error); the server's log: \(server.log)")
+            }
+        }
+
+        // The ingest host: the streams, an object, a delivery, its presence.
+        let ingest = try jetStream("INGEST")
+        try ingest.ensureStream(workQueue)
+        let content = try ObjectStore.ensure(ingest, bucket: names.objectStore)
+        let source = keys.appendingPathComponent("arrival")
+        try Data("the content of an arrival".utf8).write(to: source)
+        let readFD = open(source.path, O_RDONLY | O_CLOEXEC)
+        try #require(readFD >= 0)
+        try content.put("d1", from: FileDescriptor(rawValue: readFD))
+        close(readFD)
+        #expect(try ingest.publish(delivery, payload: Array("d1".utf8), messageID: "d1").sequence == 1)
+        let presence = try KeyValueBucket.ensure(ingest, bucket: names.keyValue)
+        _ = try presence.put("ingest", Array("here".utf8))
+        refused("the ingest user creating a consumer", subject: "CONSUMER.DURABLE.CREATE") {
+            try ingest.ensurePullConsumer(consumer)
+        }
+
+        // The worker: its consumer, a fetch and an ack, the object read and deleted, a failed event.
+        let worker = try jetStream("WORKER")
+        try worker.ensureStream(workQueue)
+        try worker.ensurePullConsumer(consumer)
+        let subscription = try worker.pullSubscription(stream: consumer.stream, consumer: consumer.durable)
+        let messages = try subscription.fetch(max: 1, timeout: .seconds(3))
+        #expect(messages.map { String(decoding: $0.payload, as: UTF8.self) } == ["d1"])
+        try messages.first?.ack()
+        let workerContent = try ObjectStore.ensure(worker, bucket: names.objectStore)
+        let copy = keys.appendingPathComponent("copy")
+        let writeFD = open(copy.path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
+        try #require(writeFD >= 0)
+        try workerContent.get("d1", into: FileDescriptor(rawValue: writeFD))
+        close(writeFD)
+        #expect(try String(contentsOf: copy, encoding: .utf8) == "the content of an arrival")
+        try workerContent.delete("d1")
+        #expect(try workerContent.info("d1") == nil)
+        _ = try KeyValueBucket.bind(worker, bucket: names.keyValue).put("worker", Array("here".utf8))
+        // No stream holds failed events: the publish finds no responder, but the server lets it through.
+        _ = try? worker.publish("inboxd.office.event.failed", payload: Array("{}".utf8))
+        #expect(violations("inboxd.office.event.failed") == 0, "\(server.log)")
+        refused("the worker publishing a delivery", subject: delivery) {
+            _ = try worker.publish(delivery, payload: Array("d2".utf8), messageID: "d2")
+        }
+        // A delivery waiting, which the ingest user cannot fetch: libnats binds without the consumer's info (whose
+        // request is refused), and the fetch's request for the next message is refused too.
+        #expect(try ingest.publish(delivery, payload: Array("d4".utf8), messageID: "d4").sequence == 2)
+        let fetchRefusals = violations("INBOXD_OFFICE.office_com_example_notes")
+        let fetched = (try? ingest.pullSubscription(stream: consumer.stream, consumer: consumer.durable)
+            .fetch(max: 1, timeout: .seconds(1))) ?? []
+        #expect(fetched.isEmpty && violations("INBOXD_OFFICE.office_com_example_notes") > fetchRefusals,
+                "the ingest user fetched \(fetched.count); the server's log: \(server.log)")
+        refused("the ingest user publishing a failed event", subject: "inboxd.office.event.failed") {
+            _ = try ingest.publish("inboxd.office.event.failed", payload: Array("{}".utf8))
+        }
+
+        // The monitor: stream and consumer info, presence read; nothing published.
+        let monitor = try jetStream("MONITOR")
+        #expect(try monitor.stream(names.stream)?.messages == 1)
+        #expect(try monitor.consumer(stream: names.stream, name: consumer.durable) != nil)
+        #expect(try KeyValueBucket.bind(monitor, bucket: names.keyValue).get("worker")?.value == Array("here".utf8))
+        refused("the monitor publishing a delivery", subject: delivery) {
+            _ = try monitor.publish(delivery, payload: Array("d3".utf8), messageID: "d3")
+        }
+        refused("the monitor creating a stream", subject: "STREAM.CREATE.INBOXD_OFFICE") {
+            try monitor.ensureStream(workQueue)
+        }
     }
 }
