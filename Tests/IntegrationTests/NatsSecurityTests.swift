@@ -4,9 +4,10 @@ import InboxCluster
 import InboxSystem
 import Testing
 
-/// Who may connect to a real nats-server (NatsServer): an NKey user from its seed file alone, and TLS with a private
-/// CA where the server verifies the client's certificate. Each refusal is a `NatsError` of the kind a caller acts on,
-/// with the server's or OpenSSL's words.
+/// Who may connect to a real nats-server (NatsServer), and what each may do: an NKey user from its seed file alone, a
+/// `.creds` file in operator mode (JWTs signed here with NKeyPair), TLS with a private CA where the server verifies
+/// the client's certificate, and docs/cluster/nats-server.conf's users. Each refusal is a `NatsError` of the kind a
+/// caller acts on, with the server's or OpenSSL's words.
 @Suite(.serialized, .enabled(if: NatsServer.available || NatsServer.required, Comment(rawValue: NatsServer.missing)))
 struct NatsSecurityTests {
     init() throws {
@@ -90,6 +91,98 @@ struct NatsSecurityTests {
                     "\(name): \(String(describing: refused))")
             #expect(refused?.description.contains("SA") == false && refused?.description.contains("SUA") == false)
         }
+    }
+
+    // MARK: Operator mode: a .creds file
+
+    /// A new key pair of `role` from random bytes, and its seed.
+    static func makeKey(_ role: NKeyRole) throws -> (pair: NKeyPair, seed: NKeySeed) {
+        var generator = SystemRandomNumberGenerator()
+        let seed = try #require(NKeySeed(role: role, bytes: (0..<32).map { _ in UInt8.random(in: 0...255, using: &generator) }))
+        return (try #require(NKeyPair(seed: seed)), seed)
+    }
+
+    /// A NATS JWT (version 2) of `type` for `subject`, signed by `issuer`: the header, the claims and the Ed25519
+    /// signature of both, each in unpadded base64url. The id (`jti`) is random: servers do not recompute it.
+    static func jwt(_ type: String, name: String, subject: NKeyPair, issuer: NKeyPair, nats: [String: Any]) throws -> String {
+        func base64url(_ bytes: [UInt8]) -> String {
+            Data(bytes).base64EncodedString().replacingOccurrences(of: "+", with: "-")
+                .replacingOccurrences(of: "/", with: "_").replacingOccurrences(of: "=", with: "")
+        }
+        var generator = SystemRandomNumberGenerator()
+        let claims: [String: Any] = [
+            "jti": NKeys.base32((0..<32).map { _ in UInt8.random(in: 0...255, using: &generator) }),
+            "iat": Int(Date().timeIntervalSince1970), "iss": issuer.publicKey.description, "name": name,
+            "sub": subject.publicKey.description, "nats": nats.merging(["type": type, "version": 2]) { $1 },
+        ]
+        let header = base64url(Array(#"{"typ":"JWT","alg":"ed25519-nkey"}"#.utf8))
+        let body = base64url([UInt8](try JSONSerialization.data(withJSONObject: claims, options: [.sortedKeys])))
+        return "\(header).\(body).\(base64url(issuer.sign(Array("\(header).\(body)".utf8))))"
+    }
+
+    /// A server in operator mode (the operator's and the account's JWTs preloaded, JetStream for the account), and a
+    /// `.creds` file as nsc writes it for a user the account signed: accepted; one signed by another account: refused.
+    @Test func aCredsFileConnectsToAServerInOperatorMode() throws {
+        let keys = try Self.directory("creds")
+        defer { try? FileManager.default.removeItem(at: keys) }
+        let operatorKey = try Self.makeKey(.operator), account = try Self.makeKey(.account)
+        let stranger = try Self.makeKey(.account)
+        let operatorJWT = try Self.jwt("operator", name: "inboxd test operator", subject: operatorKey.pair,
+                                       issuer: operatorKey.pair, nats: [:])
+        let unlimited: [String: Any] = ["subs": -1, "data": -1, "payload": -1, "imports": -1, "exports": -1,
+                                        "wildcards": true, "conn": -1, "leaf": -1, "mem_storage": -1,
+                                        "disk_storage": -1, "streams": -1, "consumer": -1]
+        let accountJWT = try Self.jwt("account", name: "INBOXD", subject: account.pair, issuer: operatorKey.pair,
+                                      nats: ["limits": unlimited, "default_permissions": ["pub": [:], "sub": [:]] as [String: Any]])
+        // JetStream in operator mode needs a system account.
+        let system = try Self.makeKey(.account)
+        let systemJWT = try Self.jwt("account", name: "SYS", subject: system.pair, issuer: operatorKey.pair, nats: [:])
+        let server = try NatsServer(configuration: """
+            operator: \(operatorJWT)
+            system_account: \(system.pair.publicKey)
+            resolver: MEMORY
+            resolver_preload: {
+              \(account.pair.publicKey): \(accountJWT)
+              \(system.pair.publicKey): \(systemJWT)
+            }
+
+            """)
+        func creds(_ name: String, signedBy signer: NKeyPair) throws -> String {
+            let user = try Self.makeKey(.user)
+            let userJWT = try Self.jwt("user", name: name, subject: user.pair, issuer: signer,
+                                       nats: ["pub": [:], "sub": [:], "subs": -1, "data": -1, "payload": -1] as [String: Any])
+            let path = keys.appendingPathComponent("\(name).creds").path
+            let text = """
+                -----BEGIN NATS USER JWT-----
+                \(userJWT)
+                ------END NATS USER JWT------
+
+                ************************* IMPORTANT *************************
+                NKEY Seed printed below can be used to sign and prove identity.
+                NKEYs are sensitive and should be treated as secrets.
+
+                -----BEGIN USER NKEY SEED-----
+                \(user.seed.text)
+                ------END USER NKEY SEED------
+
+                *************************************************************
+
+                """
+            try #require(FileManager.default.createFile(atPath: path, contents: Data(text.utf8),
+                                                        attributes: [.posixPermissions: 0o600]))
+            return path
+        }
+        let js = try connect(server.url, credentials: .credentialsFile(try creds("host-a", signedBy: account.pair))).jetStream()
+        let names = ClusterNames(name: "office")!
+        try js.ensureStream(.workQueue(name: names.stream, subjects: [names.streamSubjects], duplicateWindow: .seconds(60)))
+        #expect(try js.publish(names.deliverySubject(for: "com.example.notes")!, payload: [1], messageID: "d1").sequence == 1)
+
+        let strangerCreds = try creds("stranger", signedBy: stranger.pair)
+        let refused = refusal("a user signed by an account the server does not know") { () throws(NatsError) in
+            _ = try connect(server.url, credentials: .credentialsFile(strangerCreds))
+        }
+        #expect(refused?.kind == .authorization, "\(String(describing: refused))")
+        #expect(refused?.description.contains("Authorization Violation") == true, "\(String(describing: refused))")
     }
 
     // MARK: TLS with client certificates
