@@ -54,6 +54,11 @@ struct NatsSecurityTests {
         defer { try? FileManager.default.removeItem(at: keys) }
         let user = try Self.makeUser("user", in: keys), other = try Self.makeUser("other", in: keys)
         #expect(user.pair.publicKey.description.hasPrefix("U") && user.pair.publicKey.description.count == 56)
+        // The public key NKeyPair derives through libcrypto is the one the openssl command derives.
+        let openssl = try TestPKI.makeNKeyUser(in: keys, name: "openssl")
+        let opensslSeed = keys.appendingPathComponent("openssl.nk").path
+        try openssl.seed.write(toFile: opensslSeed, atomically: true, encoding: .utf8)
+        #expect(try NKeyPair.read(seedFile: opensslSeed).publicKey.description == openssl.publicKey)
         let server = try NatsServer(configuration: "authorization {\n  users = [ { nkey: \(user.pair.publicKey) } ]\n}\n")
 
         let connection = try connect(server.url, credentials: .nkey(seedFile: user.seedFile))
