@@ -59,7 +59,7 @@ public enum NatsCredentials: Sendable {
     /// A `.creds` file as `nsc` writes it: the user's JWT and NKey seed (decentralised JWT authentication).
     case credentialsFile(String)
     /// An NKey: the user's public key (`U…`) and the file holding its seed (`SU…`), which signs the server's nonce.
-    /// libnats needs both: it cannot derive the public key from the seed.
+    /// libnats needs both: it cannot derive the public key from the seed; `nkey(seedFile:)` derives it.
     case nkey(publicKey: String, seedFile: String)
 }
 

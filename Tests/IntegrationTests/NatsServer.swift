@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import InboxCore
 import Testing
 
 /// A private nats-server for one test: JetStream on, its store in a temporary directory, listening on 127.0.0.1 at a
@@ -165,8 +166,8 @@ enum TestPKI {
         guard result.status == 0 else { throw NatsServerError(what: "openssl \(arguments.first ?? ""): \(result.stderr)") }
     }
 
-    /// An NKey user pair made from an Ed25519 key of openssl's: the public key (`U…`) and the seed (`SU…`), encoded as
-    /// NATS encodes them (a prefix byte, the 32 bytes, CRC-16/XMODEM little-endian, base32 without padding).
+    /// An NKey user pair made from an Ed25519 key of openssl's: the public key (`U…`) and the seed (`SU…`), written
+    /// by NKeys. The public key is openssl's, not NKeyPair's: tests compare the two.
     static func makeNKeyUser(in directory: URL, name: String) throws -> (publicKey: String, seed: String) {
         let pem = directory.appendingPathComponent("\(name).ed25519.pem").path
         try openssl(["genpkey", "-algorithm", "ed25519", "-out", pem])
@@ -175,30 +176,9 @@ enum TestPKI {
         try openssl(["pkey", "-in", pem, "-outform", "DER", "-out", privateDER])
         try openssl(["pkey", "-in", pem, "-pubout", "-outform", "DER", "-out", publicDER])
         // Both DER forms end with the 32 raw bytes (RFC 8410): the private key's seed, the public key.
-        let seed = [UInt8](try Data(contentsOf: URL(fileURLWithPath: privateDER)).suffix(32))
-        let publicKey = [UInt8](try Data(contentsOf: URL(fileURLWithPath: publicDER)).suffix(32))
-        let user: UInt8 = 20 << 3, seedPrefix: UInt8 = 18 << 3
-        return (encode([user] + publicKey), encode([seedPrefix | (user >> 5), (user & 31) << 3] + seed))
-    }
-
-    private static func encode(_ raw: [UInt8]) -> String {
-        var crc: UInt16 = 0
-        for byte in raw {
-            crc ^= UInt16(byte) << 8
-            for _ in 0..<8 { crc = crc & 0x8000 != 0 ? (crc << 1) ^ 0x1021 : crc << 1 }
-        }
-        let bytes = raw + [UInt8(crc & 0xFF), UInt8(crc >> 8)]
-        let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZ234567")
-        var out = "", buffer: UInt32 = 0, bits = 0
-        for byte in bytes {
-            buffer = buffer << 8 | UInt32(byte)
-            bits += 8
-            while bits >= 5 {
-                out.append(alphabet[Int(buffer >> UInt32(bits - 5) & 31)])
-                bits -= 5
-            }
-        }
-        if bits > 0 { out.append(alphabet[Int(buffer << UInt32(5 - bits) & 31)]) }
-        return out
+        let seed = try #require(NKeySeed(role: .user, bytes: [UInt8](try Data(contentsOf: URL(fileURLWithPath: privateDER)).suffix(32))))
+        let publicKey = try #require(NKeyPublicKey(role: .user,
+                                                   bytes: [UInt8](try Data(contentsOf: URL(fileURLWithPath: publicDER)).suffix(32))))
+        return (publicKey.description, seed.text)
     }
 }
