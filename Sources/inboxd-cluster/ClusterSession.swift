@@ -17,10 +17,9 @@ final class ClusterSession {
     init(_ configuration: ClusterConfiguration, names: ClusterNames) throws(NatsError) {
         var credentials: NatsCredentials?
         if let file = configuration.credentials { credentials = .credentialsFile(file) }
-        if configuration.nkeySeedFile != nil && credentials == nil {
-            throw NatsError(operation: "connect to \(configuration.servers.joined(separator: ", "))",
-                            refusal: "NKeySeedFile= is not supported yet (libnats needs the public key as well): "
-                                + "use Credentials=")
+        // A bare seed: its public key, which libnats needs as well, derived from it.
+        if let seedFile = configuration.nkeySeedFile, credentials == nil {
+            credentials = try NatsCredentials.nkey(seedFile: seedFile)
         }
         var tls: NatsTLS?
         if configuration.tlsCAFile != nil || configuration.tlsCertFile != nil {

@@ -27,9 +27,17 @@ final class ClusterWorld: @unchecked Sendable {
         var redelivered: Bool
     }
 
+    /// The [Cluster] lines each agent gets besides the common ones, by its Host= name.
+    let extra: (String) -> String
+    /// Servers= (nil: the server's nats:// URL).
+    let servers: String?
+
     init(_ name: String = #function, workers count: Int = 2, ackWait: String = "5s", workerHandler: Bool = true,
-         sleep: String? = nil, serverArguments: [String] = []) throws {
-        server = try NatsServer(name, arguments: serverArguments)
+         sleep: String? = nil, serverArguments: [String] = [], serverConfiguration: String? = nil,
+         servers: String? = nil, extra: @escaping (String) -> String = { _ in "" }) throws {
+        server = try NatsServer(name, arguments: serverArguments, configuration: serverConfiguration)
+        self.extra = extra
+        self.servers = servers
         self.name = "t" + String(UUID().uuidString.prefix(8)).lowercased()
         ingest = try AgentHarness(name + "Ingest")
         var made: [AgentHarness] = []
@@ -51,12 +59,13 @@ final class ClusterWorld: @unchecked Sendable {
         Inbox=\(harness.inbox.path)
 
         [Cluster]
-        Servers=\(server.url)
+        Servers=\(servers.map { $0.replacingOccurrences(of: "PORT", with: String(server.port)) } ?? server.url)
         Name=\(name)
         Host=\(host)
         Work=\(work ? "yes" : "no")
         AckWaitSec=\(ackWait)
         \(work ? "" : "Inboxes=\(harness.inbox.path)")
+        \(extra(host))
         """
     }
 
@@ -279,6 +288,59 @@ final class ClusterWorld: @unchecked Sendable {
         let expected = ["large.bin": ClusterWorld.hex(SHA256.digest(bytes))]
         try world.waitForAll(expected, timeout: 300)
         #expect(world.records().first?.digest == expected["large.bin"])
+    }
+
+    /// TLS with a verified client certificate and an NKey user per agent: the files go through; an agent whose seed
+    /// the server does not know says so, with the server's words, in the journal and its status line, and takes
+    /// nothing.
+    @Test(.enabled(if: NatsServer.available)) func tlsAndNKeysAndAWrongCredential() throws {
+        let keys = URL(fileURLWithPath: NSTemporaryDirectory()).appendingPathComponent("inboxd-cluster-tls-\(UUID().uuidString.prefix(8))")
+        try FileManager.default.createDirectory(at: keys, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: keys) }
+        func path(_ name: String) -> String { keys.appendingPathComponent(name).path }
+        try TestPKI.makeCA(in: keys)
+        try TestPKI.makeServerCertificate("server", in: keys, alternativeNames: "IP:127.0.0.1,DNS:localhost")
+        try TestPKI.makeServerCertificate("client", in: keys, alternativeNames: "DNS:inboxd-client")
+        let ingestKey = try NatsSecurityTests.makeUser("ingest", in: keys)
+        let workerKey = try NatsSecurityTests.makeUser("worker", in: keys)
+        let stranger = try NatsSecurityTests.makeUser("stranger", in: keys)
+        chmod(keys.path, 0o755)
+        let world = try ClusterWorld(workers: 1, serverConfiguration: """
+            tls {
+              cert_file: "\(path("server.pem"))"
+              key_file: "\(path("server.key"))"
+              ca_file: "\(path("ca.pem"))"
+              verify: true
+            }
+            authorization {
+              users = [ { nkey: \(ingestKey.pair.publicKey) }, { nkey: \(workerKey.pair.publicKey) } ]
+            }
+
+            """, servers: "tls://127.0.0.1:PORT") { host in
+            """
+            TLSCAFile=\(path("ca.pem"))
+            TLSCertFile=\(path("client.pem"))
+            TLSKeyFile=\(path("client.key"))
+            NKeySeedFile=\(host == "ingest" ? ingestKey.seedFile : workerKey.seedFile)
+            """
+        }
+        let expected = try world.burst(5)
+        try world.waitForAll(expected, timeout: 60)
+        #expect(world.records().count == 5)
+
+        let intruder = try AgentHarness()
+        try world.register(on: intruder, worker: "intruder", sleep: nil)
+        let config = world.config(for: intruder, host: "intruder", work: true, ackWait: "5s")
+            .replacingOccurrences(of: workerKey.seedFile, with: stranger.seedFile)
+        try intruder.start(config: config)
+        let refused = try Journal.wait(for: ["_PID=\(intruder.pid)", "INBOX_EVENT=cluster", "PRIORITY=4"], timeout: 30)
+        let message = refused.first?["MESSAGE"] as? String ?? ""
+        #expect(message.contains("Authorization Violation"), "\(message)")
+        try waitUntil("the status line says the cluster cannot be reached", timeout: 30) {
+            let status = try run(Binaries.inboxctl.path, ["status", "--runtime-dir", intruder.runtime.path,
+                                                          "--state", intruder.state.path])
+            return status.stdout.contains("unreachable")
+        }
     }
 
     /// A plain-text connection to a server that is not this host is refused at load, at its line, unless

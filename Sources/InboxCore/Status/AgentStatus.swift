@@ -123,6 +123,8 @@ public struct AgentStatus: Sendable, Hashable {
     /// What the service manager and journald did not read in time.
     public var stalls = ReaderStalls()
     public var writtenAtUSec: Int64 = 0
+    /// The cluster this agent takes part in; nil without a `[Cluster]`.
+    public var cluster: ClusterStatus?
 
     public init() {}
 
@@ -162,6 +164,7 @@ public struct AgentStatus: Sendable, Hashable {
             + "\"contentSniffing\":\(contentSniffing),\"sniffer\":\(sniffer),"
             + "\"limits\":\(limits.json),"
             + stalls.jsonMembers + ","
+            + "\"cluster\":\(cluster?.json ?? "null"),"
             + "\"writtenAtUSec\":\(writtenAtUSec)}\n"
     }
 
@@ -212,6 +215,7 @@ public struct AgentStatus: Sendable, Hashable {
         }
         status.limits = HeldFileLimitsStatus(value["limits"])
         status.stalls = ReaderStalls(notifications: value["notifications"], journal: value["journal"])
+        status.cluster = ClusterStatus.parse(value["cluster"])
         status.writtenAtUSec = Int64(value["writtenAtUSec"]?.int ?? 0)
         return .success(status)
     }

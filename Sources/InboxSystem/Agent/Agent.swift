@@ -293,11 +293,23 @@ public final class Agent {
         return launchers.spawner.landlockABI == 0 ? line + "; no Landlock" : line
     }
 
+    /// What the children last reported, the worker's first (it sees the consumers), the connection as the worse of
+    /// the two.
+    private var clusterState: ClusterState? {
+        guard var state = worker?.state ?? publisher?.state else { return nil }
+        for other in [publisher?.state, worker?.state].compactMap({ $0 }) where !other.connected {
+            state.connected = false
+            state.error = state.error ?? other.error
+        }
+        return state
+    }
+
     /// "; cluster office unreachable, 12 waiting to be published" — what the status line says of a cluster.
     private func clusterStatus() -> String {
         guard let cluster = settings.cluster else { return "" }
         var parts: [String] = []
-        let connected = (publisher?.state?.connected ?? true) && (worker?.state?.connected ?? true)
+        let connected = (publisher == nil || publisher?.state?.connected == true)
+            && (worker == nil || worker?.state?.connected == true)
         if !connected { parts.append("cluster \(cluster.names.name) unreachable") }
         if let publisher, publisher.waitingCount > 0 { parts.append("\(publisher.waitingCount) to publish") }
         if let worker, worker.holdingCount > 0 { parts.append("\(worker.holdingCount) from the cluster") }
@@ -334,6 +346,12 @@ public final class Agent {
         status.stalls = logger.stalls
         status.stalls.notificationsCoalesced = notifier.coalescedCount
         status.stalls.notificationsDropped = notifier.droppedCount
+        if let cluster = settings.cluster {
+            status.cluster = ClusterStatus(name: cluster.names.name, host: cluster.host ?? CurrentProcess.hostName,
+                                           roles: (publisher == nil ? [] : [.ingest]) + (worker == nil ? [] : [.work]),
+                                           toPublish: publisher?.waitingCount ?? 0, fromCluster: worker?.holdingCount ?? 0,
+                                           state: clusterState)
+        }
         return status
     }
 }
