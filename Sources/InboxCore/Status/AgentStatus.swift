@@ -88,6 +88,8 @@ public struct AgentStatus: Sendable, Hashable {
     }
 
     public var pid: Int32 = 0
+    /// When the agent started; its counters (`metrics`) count from then.
+    public var startedAtUSec: Int64 = 0
     /// starting, running, draining or stopped.
     public var phase: String = "starting"
     public var inboxes: [String] = []
@@ -122,6 +124,8 @@ public struct AgentStatus: Sendable, Hashable {
     public var limits = HeldFileLimitsStatus()
     /// What the service manager and journald did not read in time.
     public var stalls = ReaderStalls()
+    /// Deliveries ended and attempts started by handler, queue latency and handler run time, since `startedAtUSec`.
+    public var metrics = DeliveryMetrics()
     public var writtenAtUSec: Int64 = 0
 
     public init() {}
@@ -146,7 +150,7 @@ public struct AgentStatus: Sendable, Hashable {
             "{\"pid\":\($0.pid),\"libmagic\":\(JSON.quote($0.libmagic)),\"ruleSections\":\($0.ruleSections),"
                 + "\"rulesExtent\":\($0.rulesExtent),\"costs\":\($0.costs.json())}"
         } ?? "null"
-        return "{\"pid\":\(pid),\"phase\":\(JSON.quote(phase)),"
+        return "{\"pid\":\(pid),\"startedAtUSec\":\(startedAtUSec),\"phase\":\(JSON.quote(phase)),"
             + "\"inboxes\":[\(inboxes.map(JSON.quote).joined(separator: ","))],"
             + "\"missingInboxes\":[\(missingInboxes.map(JSON.quote).joined(separator: ","))],"
             + "\"stateDirectory\":\(JSON.quote(stateDirectory)),"
@@ -162,6 +166,7 @@ public struct AgentStatus: Sendable, Hashable {
             + "\"contentSniffing\":\(contentSniffing),\"sniffer\":\(sniffer),"
             + "\"limits\":\(limits.json),"
             + stalls.jsonMembers + ","
+            + "\"metrics\":\(metrics.json),"
             + "\"writtenAtUSec\":\(writtenAtUSec)}\n"
     }
 
@@ -175,6 +180,7 @@ public struct AgentStatus: Sendable, Hashable {
         }
         var status = AgentStatus()
         status.pid = Int32(clamping: value["pid"]?.int ?? 0)
+        status.startedAtUSec = Int64(value["startedAtUSec"]?.int ?? 0)
         status.phase = value["phase"]?.string ?? "?"
         status.inboxes = value["inboxes"]?.array?.compactMap(\.string) ?? []
         status.missingInboxes = value["missingInboxes"]?.array?.compactMap(\.string) ?? []
@@ -212,6 +218,7 @@ public struct AgentStatus: Sendable, Hashable {
         }
         status.limits = HeldFileLimitsStatus(value["limits"])
         status.stalls = ReaderStalls(notifications: value["notifications"], journal: value["journal"])
+        status.metrics = DeliveryMetrics(value["metrics"])
         status.writtenAtUSec = Int64(value["writtenAtUSec"]?.int ?? 0)
         return .success(status)
     }
