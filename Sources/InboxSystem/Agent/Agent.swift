@@ -30,6 +30,8 @@ public final class Agent {
     /// Ends every process the agent started before it exits (SIGTERM and the like).
     private let stop: StopSequence
     private var phase = Phase.starting
+    /// When the agent started (the event loop's clock): the status's `startedAtUSec`, from which its counters count.
+    private let startedAt = EventLoop.now()
     /// The status `run()` returns; set when the agent stops because something it needs broke.
     private var exitCode: CInt = 0
     private var signalSources: [EventSource] = []
@@ -248,6 +250,7 @@ public final class Agent {
     private func snapshot(now: Duration, wallClock: Int64) -> AgentStatus {
         var status = AgentStatus()
         status.pid = CurrentProcess.id
+        status.startedAtUSec = wallClock - Int64((now - startedAt).microseconds)
         status.phase = phase.rawValue
         status.inboxes = settings.inboxes
         status.missingInboxes = watcher.missingInboxes
@@ -275,6 +278,7 @@ public final class Agent {
         status.stalls = logger.stalls
         status.stalls.notificationsCoalesced = notifier.coalescedCount
         status.stalls.notificationsDropped = notifier.droppedCount
+        status.metrics = dispatcher.metrics
         return status
     }
 }
