@@ -67,8 +67,17 @@ _inboxctl() {
     fi
     case $prev in
         --config | --defaults | --annotation-file) mapfile -t COMPREPLY < <(compgen -f -- "$cur"); return ;;
-        --handlers | --state | --runtime-dir | --inbox | --output | --to)
+        --handlers | --state | --runtime-dir | --inbox | --to)
             mapfile -t COMPREPLY < <(compgen -d -- "$cur")
+            return
+            ;;
+        --output)
+            # preview writes its pages into a directory; metrics writes one file.
+            if [[ $subcommand == metrics ]]; then
+                mapfile -t COMPREPLY < <(compgen -f -- "$cur")
+            else
+                mapfile -t COMPREPLY < <(compgen -d -- "$cur")
+            fi
             return
             ;;
         --printer)
@@ -115,6 +124,7 @@ _inboxctl() {
     case $subcommand in
         help) mapfile -t COMPREPLY < <(compgen -W "$(_inboxctl_subcommands "$tool")" -- "$cur") ;;
         list) mapfile -t COMPREPLY < <(compgen -W "failed unhandled" -- "$cur") ;;
+        metrics) COMPREPLY=() ;;
         types)
             mapfile -t COMPREPLY < <(compgen -W "$("$tool" types "${agent_options[@]}" 2>/dev/null |
                 awk '{print $1}')" -- "$cur")

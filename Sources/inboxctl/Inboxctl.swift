@@ -7,7 +7,7 @@ enum Inboxctl {
     /// Every subcommand, in the order `inboxctl --help` lists them.
     static let commands: [any InboxctlCommand.Type] = [
         VerifyCommand.self, TypesCommand.self, InfoCommand.self, HandlersCommand.self, StatusCommand.self,
-        SendCommand.self, OpenCommand.self, ChooseCommand.self, OptionsCommand.self, PreviewCommand.self,
+        MetricsCommand.self, SendCommand.self, OpenCommand.self, ChooseCommand.self, OptionsCommand.self, PreviewCommand.self,
         ThumbnailCommand.self, PrintCommand.self, ListCommand.self, RetryCommand.self, DiscardCommand.self,
         LogCommand.self,
     ]

@@ -39,32 +39,39 @@ enum StatusCommand: InboxctlCommand {
     static func run(_ parsed: ParsedOptions) -> CInt {
         guard let resolved = parsed.agent.resolve() else { return 1 }
         if let query = parsed.positionals.first { return file(query, resolved, json: parsed.flag("--json")) }
-        let path = resolved.settings.runtimeDirectory + "/" + AgentStatus.fileName, hint = resolved.hint("inboxctl status")
-        let bytes: [UInt8]
-        switch readBounded(path, limit: 4 << 20) {
-        case .success(let read): bytes = read
-        case .failure(let error):
-            Inboxctl.write("inboxd is not running (no status file: \(path): \(error))\n" + hint, to: 2)
-            return 1
-        }
-        let status: AgentStatus
-        switch AgentStatus.parse(bytes) {
-        case .success(let value): status = value
-        case .failure(let error):
-            Inboxctl.write("inboxctl: \(path) is not valid JSON: \(error)\n", to: 2)
-            return 1
-        }
-        let pid = status.pid
-        guard pid > 0, Signals.processExists(pid) else {
-            Inboxctl.write("inboxd (pid \(pid)) is not running; \(path) is left from it\n" + hint, to: 2)
-            return 1
-        }
+        guard let (bytes, status) = read(resolved, command: "inboxctl status") else { return 1 }
         if parsed.flag("--json") {
             Inboxctl.write(String(decoding: bytes, as: UTF8.self), to: 1)
             return 0
         }
         Inboxctl.write(render(status, now: WallClock.now), to: 1)
         return 0
+    }
+
+    /// The running agent's status file, as written and as read; nil once stderr says why there is none (no status
+    /// file, not JSON, or its agent is gone), for exit status 1. `command` is named in the other instance's hint.
+    static func read(_ resolved: AgentOptions.Resolved, command: String) -> (bytes: [UInt8], status: AgentStatus)? {
+        let path = resolved.settings.runtimeDirectory + "/" + AgentStatus.fileName, hint = resolved.hint(command)
+        let bytes: [UInt8]
+        switch readBounded(path, limit: 4 << 20) {
+        case .success(let read): bytes = read
+        case .failure(let error):
+            Inboxctl.write("inboxd is not running (no status file: \(path): \(error))\n" + hint, to: 2)
+            return nil
+        }
+        let status: AgentStatus
+        switch AgentStatus.parse(bytes) {
+        case .success(let value): status = value
+        case .failure(let error):
+            Inboxctl.write("inboxctl: \(path) is not valid JSON: \(error)\n", to: 2)
+            return nil
+        }
+        let pid = status.pid
+        guard pid > 0, Signals.processExists(pid) else {
+            Inboxctl.write("inboxd (pid \(pid)) is not running; \(path) is left from it\n" + hint, to: 2)
+            return nil
+        }
+        return (bytes, status)
     }
 
     /// `status FILE|ID`: one of this user's files, each that the name or id matches.

@@ -88,6 +88,8 @@ public struct AgentStatus: Sendable, Hashable {
     }
 
     public var pid: Int32 = 0
+    /// When the agent started; its counters (`metrics`) count from then.
+    public var startedAtUSec: Int64 = 0
     /// starting, running, draining or stopped.
     public var phase: String = "starting"
     public var inboxes: [String] = []
@@ -122,6 +124,8 @@ public struct AgentStatus: Sendable, Hashable {
     public var limits = HeldFileLimitsStatus()
     /// What the service manager and journald did not read in time.
     public var stalls = ReaderStalls()
+    /// Deliveries ended and attempts started by handler, queue latency and handler run time, since `startedAtUSec`.
+    public var metrics = DeliveryMetrics()
     public var writtenAtUSec: Int64 = 0
     /// The cluster this agent takes part in; nil without a `[Cluster]`.
     public var cluster: ClusterStatus?
@@ -148,7 +152,7 @@ public struct AgentStatus: Sendable, Hashable {
             "{\"pid\":\($0.pid),\"libmagic\":\(JSON.quote($0.libmagic)),\"ruleSections\":\($0.ruleSections),"
                 + "\"rulesExtent\":\($0.rulesExtent),\"costs\":\($0.costs.json())}"
         } ?? "null"
-        return "{\"pid\":\(pid),\"phase\":\(JSON.quote(phase)),"
+        return "{\"pid\":\(pid),\"startedAtUSec\":\(startedAtUSec),\"phase\":\(JSON.quote(phase)),"
             + "\"inboxes\":[\(inboxes.map(JSON.quote).joined(separator: ","))],"
             + "\"missingInboxes\":[\(missingInboxes.map(JSON.quote).joined(separator: ","))],"
             + "\"stateDirectory\":\(JSON.quote(stateDirectory)),"
@@ -165,6 +169,7 @@ public struct AgentStatus: Sendable, Hashable {
             + "\"limits\":\(limits.json),"
             + stalls.jsonMembers + ","
             + "\"cluster\":\(cluster?.json ?? "null"),"
+            + "\"metrics\":\(metrics.json),"
             + "\"writtenAtUSec\":\(writtenAtUSec)}\n"
     }
 
@@ -178,6 +183,7 @@ public struct AgentStatus: Sendable, Hashable {
         }
         var status = AgentStatus()
         status.pid = Int32(clamping: value["pid"]?.int ?? 0)
+        status.startedAtUSec = Int64(value["startedAtUSec"]?.int ?? 0)
         status.phase = value["phase"]?.string ?? "?"
         status.inboxes = value["inboxes"]?.array?.compactMap(\.string) ?? []
         status.missingInboxes = value["missingInboxes"]?.array?.compactMap(\.string) ?? []
@@ -216,6 +222,7 @@ public struct AgentStatus: Sendable, Hashable {
         status.limits = HeldFileLimitsStatus(value["limits"])
         status.stalls = ReaderStalls(notifications: value["notifications"], journal: value["journal"])
         status.cluster = ClusterStatus.parse(value["cluster"])
+        status.metrics = DeliveryMetrics(value["metrics"])
         status.writtenAtUSec = Int64(value["writtenAtUSec"]?.int ?? 0)
         return .success(status)
     }

@@ -30,6 +30,8 @@ public final class Agent {
     /// Ends every process the agent started before it exits (SIGTERM and the like).
     private let stop: StopSequence
     private var phase = Phase.starting
+    /// When the agent started (the event loop's clock): the status's `startedAtUSec`, from which its counters count.
+    private let startedAt = EventLoop.now()
     /// The status `run()` returns; set when the agent stops because something it needs broke.
     private var exitCode: CInt = 0
     private var signalSources: [EventSource] = []
@@ -319,6 +321,7 @@ public final class Agent {
     private func snapshot(now: Duration, wallClock: Int64) -> AgentStatus {
         var status = AgentStatus()
         status.pid = CurrentProcess.id
+        status.startedAtUSec = wallClock - Int64((now - startedAt).microseconds)
         status.phase = phase.rawValue
         status.inboxes = settings.inboxes
         status.missingInboxes = watcher.missingInboxes
@@ -352,6 +355,7 @@ public final class Agent {
                                            toPublish: publisher?.waitingCount ?? 0, fromCluster: worker?.holdingCount ?? 0,
                                            state: clusterState)
         }
+        status.metrics = dispatcher.metrics
         return status
     }
 }

@@ -17,6 +17,8 @@ final class Dispatcher {
         /// While the lifecycle waits for a retry: its timer, when it is due (the event loop's clock) and why the last
         /// attempt failed.
         var retry: (timer: EventSource, due: Duration, reason: String)?
+        /// When it was last queued (by `enqueue`, or again when its retry was due): where its queue latency starts.
+        var queuedAt: Duration
         var handler: String { delivery.handler }
 
         init(delivery: Delivery, lifecycle: DeliveryLifecycle, placed: FileIdentity?, sequence: UInt64) {
@@ -24,6 +26,7 @@ final class Dispatcher {
             self.lifecycle = lifecycle
             self.placed = placed
             self.sequence = sequence
+            queuedAt = EventLoop.now()
         }
     }
 
@@ -65,6 +68,8 @@ final class Dispatcher {
     private var slots: LaunchSlots
     private var nextSequence: UInt64 = 0
     private var draining = false
+    /// Deliveries ended and attempts started by handler, and how long they waited and ran (the status's `metrics`).
+    private(set) var metrics = DeliveryMetrics()
 
     /// A queued delivery's handler is gone: the file is routed again from its container.
     var reroute: (Delivery) -> Void = { _ in }
@@ -171,6 +176,7 @@ final class Dispatcher {
             copy.handlerStarted(sandboxed: launched.sandboxed)
             record.run = Run(attempt: launched, kind: kind, started: started, copy: copy)
             slots.take(kind, handler: handler)
+            metrics.attemptStarted(handler, queuedFor: started - record.queuedAt)
             // TimeoutSec=infinity in the registration turns the agent's default off for this handler.
             if let timeout = registration.timeoutDisabled ? nil : registration.timeout ?? limits.defaultTimeout {
                 record.run?.timer = try? loop.addTimer(after: timeout) { [unowned self, weak record] in
@@ -206,6 +212,8 @@ final class Dispatcher {
     /// Carries out what the lifecycle decided: the file's part through `InboxCopies`, the rest here.
     private func perform(_ action: DeliveryLifecycle.Action, for record: Record, duration: Duration? = nil) {
         let delivery = record.delivery
+        metrics.settled(action, lifecycle: record.lifecycle, listed: table[delivery.id] === record,
+                        handler: delivery.handler, duration: duration)
         if delivery.cluster != nil, let verdict = Self.verdict(action, draining: draining) {
             return conclude(record, action, verdict, duration: duration)
         }
@@ -287,6 +295,7 @@ final class Dispatcher {
     private func queueAgain(_ record: Record) {
         nextSequence += 1
         record.sequence = nextSequence
+        record.queuedAt = EventLoop.now()
         queue.append(record)
     }
 
