@@ -6,7 +6,7 @@ import InboxSystem
 enum StatusCommand: InboxctlCommand {
     static let name = "status"
     static let summary = "Show what the agent is doing"
-    static let usage = "inboxctl status [FILE|ID] [--json] [--runtime-dir DIR] [agent options]"
+    static let usage = "inboxctl status [FILE|ID] [--cluster] [--json] [--runtime-dir DIR] [agent options]"
 
     static let help = """
         OVERVIEW: Show what the agent is doing.
@@ -27,19 +27,40 @@ enum StatusCommand: InboxctlCommand {
         ARGUMENTS:
           <FILE|ID>               One of your files, by name or delivery id
 
+        With --cluster, the cluster the agent takes part in ([Cluster] in inboxd.conf), as its
+        children last saw it: the connection, what waits on this host, per handler the deliveries
+        waiting in the stream and handed out (in flight) and the hosts that work for it (a handler
+        no host works for is marked), and the hosts present, those that stopped reporting marked.
+        Exits 1 when the agent takes part in no cluster.
+
         OPTIONS:
+          --cluster               Show the cluster
           --json                  Print the status file as the agent wrote it
         \(AgentOptions.help)
           -h, --help              Show help information
 
         """
 
-    static let options = CommandOptions([.flag("--json")], agentOptions: true, positionals: .atMostOne)
+    static let options = CommandOptions([.flag("--json"), .flag("--cluster")], agentOptions: true,
+                                        positionals: .atMostOne)
 
     static func run(_ parsed: ParsedOptions) -> CInt {
         guard let resolved = parsed.agent.resolve() else { return 1 }
         if let query = parsed.positionals.first { return file(query, resolved, json: parsed.flag("--json")) }
         guard let (bytes, status) = read(resolved, command: "inboxctl status") else { return 1 }
+        if parsed.flag("--cluster") {
+            guard let cluster = status.cluster else {
+                Inboxctl.write("inboxctl: inboxd (pid \(status.pid)) takes part in no cluster (no [Cluster] in its "
+                               + "inboxd.conf)\n", to: 2)
+                return 1
+            }
+            if parsed.flag("--json") {
+                Inboxctl.write(cluster.json + "\n", to: 1)
+            } else {
+                Inboxctl.write(renderCluster(cluster, now: WallClock.now), to: 1)
+            }
+            return 0
+        }
         if parsed.flag("--json") {
             Inboxctl.write(String(decoding: bytes, as: UTF8.self), to: 1)
             return 0
@@ -162,9 +183,60 @@ enum StatusCommand: InboxctlCommand {
         if status.leftInPlace > 0 {
             lines.append(field("Left in place", "\(status.leftInPlace) (cannot be moved aside: inboxctl list failed)"))
         }
+        if let cluster = status.cluster { lines.append(field("Cluster", clusterSummary(cluster))) }
         lines += status.limits.lines.map { field($0.name, $0.value) }
         lines += status.stalls.lines.map { field($0.name, $0.value) }
         lines.append(field("As of", "\(timestamp(written)) (\(duration(sinceWritten)) ago)"))
+        return lines.joined(separator: "\n") + "\n"
+    }
+
+    /// "office as worker-1 (work): connected to nats://10.0.0.5:4222; 3 to publish" — one line for `status`.
+    static func clusterSummary(_ cluster: ClusterStatus) -> String {
+        var text = "\(cluster.name) as \(cluster.host) (\(cluster.roles.map(\.rawValue).joined(separator: ", "))): "
+        if let state = cluster.state {
+            text += state.connected ? "connected to \(state.server ?? "a server")"
+                : "unreachable" + (state.error.map { " (\($0))" } ?? "")
+        } else {
+            text += "not connected yet"
+        }
+        if cluster.toPublish > 0 { text += "; \(cluster.toPublish) to publish" }
+        if cluster.fromCluster > 0 { text += "; \(cluster.fromCluster) from the cluster" }
+        return text + " (inboxctl status --cluster)"
+    }
+
+    /// `status --cluster`: the connection, per handler the stream's deliveries and who serves them, the hosts.
+    static func renderCluster(_ cluster: ClusterStatus, now: Int64) -> String {
+        var lines = ["Cluster \(cluster.name), this host \(cluster.host) ("
+                     + cluster.roles.map(\.rawValue).joined(separator: ", ") + ")"]
+        let state = cluster.state
+        lines.append(field("Connection", state.map { $0.connected ? "connected to \($0.server ?? "a server")"
+                                         : "unreachable" + ($0.error.map { ": \($0)" } ?? "") } ?? "not connected yet"))
+        lines.append(field("Here", "\(cluster.toPublish) to publish, \(cluster.fromCluster) from the cluster"))
+        let handlers = (state?.handlers ?? []).sorted { $0.handler < $1.handler }
+        if handlers.isEmpty {
+            lines.append(field("Handlers", "none in the stream"))
+        } else {
+            let rows = handlers.map { handler -> [String] in
+                let hosts = cluster.hosts(serving: handler.handler, now: now)
+                return [handler.handler, String(handler.pending), handler.inFlight.map(String.init) ?? "-",
+                        String(handler.redelivered),
+                        hosts.isEmpty ? (handler.hasConsumer ? "none reporting" : "none (no host works for it)")
+                                      : hosts.joined(separator: " ")]
+            }
+            lines += table(header: ["HANDLER", "PENDING", "IN FLIGHT", "REDELIVERED", "HOSTS"], rows: rows)
+                .map { "  " + $0 }
+        }
+        let hosts = (state?.hosts ?? []).sorted { ($0.host, $0.roles.map(\.rawValue).joined()) < ($1.host, $1.roles.map(\.rawValue).joined()) }
+        if !hosts.isEmpty {
+            lines.append(field("Hosts", "\(hosts.count)"))
+            let rows = hosts.map { host -> [String] in
+                let silent = now - host.lastSeenUSec > ClusterStatus.silenceUSec
+                return [host.host, host.roles.map(\.rawValue).joined(separator: ","), host.version,
+                        String(host.inFlight), duration(now - host.lastSeenUSec) + " ago"
+                            + (silent ? " (stopped reporting)" : "")]
+            }
+            lines += table(header: ["HOST", "ROLE", "VERSION", "IN FLIGHT", "LAST SEEN"], rows: rows).map { "  " + $0 }
+        }
         return lines.joined(separator: "\n") + "\n"
     }
 

@@ -131,6 +131,11 @@ final class ClusterWorld: @unchecked Sendable {
     }
 
     var names: ClusterNames { ClusterNames(name: name)! }
+
+    /// inboxctl against one of the agents.
+    func inboxctl(_ harness: AgentHarness, _ arguments: [String]) throws -> (status: Int32, stdout: String, stderr: String) {
+        try run(Binaries.inboxctl.path, arguments + ["--runtime-dir", harness.runtime.path, "--state", harness.state.path])
+    }
 }
 
 @Suite(.serialized) struct ClusterAgentTests {
@@ -181,6 +186,20 @@ final class ClusterWorld: @unchecked Sendable {
             try connection.jetStream().stream(world.names.stream)?.messages == 20
         }
         #expect(world.records().isEmpty)
+        // What `inboxctl status --cluster` shows of it: 20 waiting, no host working for it; and the hosts present.
+        var shown = ""
+        try waitUntil("inboxctl status --cluster lists the handler and the hosts", timeout: 30) {
+            shown = try world.inboxctl(world.ingest, ["status", "--cluster"]).stdout
+            return shown.contains("none (no host works for it)") && shown.contains("worker-2")
+        }
+        let row = shown.split(separator: "\n").first { $0.contains(ClusterWorld.handler) } ?? ""
+        #expect(row.split(separator: " ", omittingEmptySubsequences: true).dropFirst().first == "20", "\(shown)")
+        for host in ["ingest", "worker-1", "worker-2"] { #expect(shown.contains(host), "\(shown)") }
+        #expect(shown.contains("Connection:     connected to \(world.server.url)"), "\(shown)")
+        let metrics = try world.inboxctl(world.ingest, ["metrics"]).stdout
+        #expect(metrics.contains("inboxd_cluster_pending{cluster=\"\(world.name)\",handler=\"\(ClusterWorld.handler)\"} 20"),
+                "\(metrics)")
+        #expect(metrics.contains("inboxd_cluster_connected{cluster=\"\(world.name)\"} 1"))
         try world.register(on: world.workers[0], worker: "worker-1", sleep: nil)
         try world.waitForAll(expected, timeout: 120)
         #expect(world.records().count == 20)
@@ -268,7 +287,7 @@ final class ClusterWorld: @unchecked Sendable {
         try waitUntil("some handled", timeout: 120) { world.records().count >= count / 10 }
         world.server.stop()
         let second = try world.burst(count / 2, prefix: "b")
-        let unreachable = try Journal.wait(for: ["_PID=\(world.ingest.pid)", "INBOX_EVENT=cluster",
+        let unreachable = try Journal.wait(for: ["_PID=\(world.ingest.pid)", "MESSAGE_ID=\(JournalEvent.cluster.messageID)",
                                                  "PRIORITY=4"], timeout: 30)
         #expect(unreachable.count == 1)
         Thread.sleep(forTimeInterval: 10)
@@ -280,7 +299,7 @@ final class ClusterWorld: @unchecked Sendable {
 
     /// A 200 MiB file goes through the object store in chunks and arrives whole.
     @Test(.enabled(if: NatsServer.available)) func aLargeFileArrivesWhole() throws {
-        let world = try ClusterWorld(workers: 1, ackWait: "30s", serverArguments: ["--max_payload", "8MB"])
+        let world = try ClusterWorld(workers: 1, ackWait: "30s")
         let size = 200 << 20
         var bytes = [UInt8](repeating: 0, count: size)
         for index in stride(from: 0, to: size, by: 4096) { bytes[index] = UInt8(truncatingIfNeeded: index >> 12) }
@@ -333,13 +352,11 @@ final class ClusterWorld: @unchecked Sendable {
         let config = world.config(for: intruder, host: "intruder", work: true, ackWait: "5s")
             .replacingOccurrences(of: workerKey.seedFile, with: stranger.seedFile)
         try intruder.start(config: config)
-        let refused = try Journal.wait(for: ["_PID=\(intruder.pid)", "INBOX_EVENT=cluster", "PRIORITY=4"], timeout: 30)
+        let refused = try Journal.wait(for: ["_PID=\(intruder.pid)", "MESSAGE_ID=\(JournalEvent.cluster.messageID)", "PRIORITY=4"], timeout: 30)
         let message = refused.first?["MESSAGE"] as? String ?? ""
         #expect(message.contains("Authorization Violation"), "\(message)")
         try waitUntil("the status line says the cluster cannot be reached", timeout: 30) {
-            let status = try run(Binaries.inboxctl.path, ["status", "--runtime-dir", intruder.runtime.path,
-                                                          "--state", intruder.state.path])
-            return status.stdout.contains("unreachable")
+            try world.inboxctl(intruder, ["status"]).stdout.contains("unreachable")
         }
     }
 

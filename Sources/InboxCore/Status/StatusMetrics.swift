@@ -7,8 +7,7 @@ public enum StatusMetrics {
         agent(status, nowUSec: nowUSec, into: &text)
         deliveries(status.metrics, into: &text)
         queue(status, into: &text)
-        // The cluster's part (per-handler pending, in flight, redelivered) goes here once the status carries it:
-        // `cluster(status.cluster, into: &text)`, writing inboxd_cluster_pending{handler=...} and the like.
+        if let cluster = status.cluster { self.cluster(cluster, nowUSec: nowUSec, into: &text) }
         return text.text
     }
 
@@ -68,5 +67,36 @@ public enum StatusMetrics {
             ("inboxd_resident_instances", "Running instances of resident handlers.", status.instances.count),
         ]
         for (name, help, value) in gauges { text.family(name, .gauge, help: help, value: String(value)) }
+    }
+
+    /// The cluster, as this agent's children last saw it (`ClusterStatus`): the connection, what waits here, and per
+    /// handler the stream's deliveries.
+    private static func cluster(_ cluster: ClusterStatus, nowUSec: Int64, into text: inout PrometheusText) {
+        let name = [("cluster", cluster.name)]
+        text.family("inboxd_cluster_connected", .gauge,
+                    help: "Whether this agent's cluster children are connected to a NATS server (1) or not (0).",
+                    [PrometheusText.Sample(name, cluster.state?.connected == true ? "1" : "0")])
+        text.family("inboxd_cluster_to_publish", .gauge,
+                    help: "Files in this host's outbox, not yet acknowledged by the cluster.",
+                    [PrometheusText.Sample(name, String(cluster.toPublish))])
+        text.family("inboxd_cluster_from_cluster", .gauge,
+                    help: "Deliveries from the cluster this host holds (queued, running, to be answered).",
+                    [PrometheusText.Sample(name, String(cluster.fromCluster))])
+        let handlers = (cluster.state?.handlers ?? []).sorted { $0.handler < $1.handler }
+        text.family("inboxd_cluster_pending", .gauge,
+                    help: "Deliveries waiting in the cluster's stream, by handler.",
+                    handlers.map { PrometheusText.Sample(name + [("handler", $0.handler)], String($0.pending)) })
+        text.family("inboxd_cluster_in_flight", .gauge,
+                    help: "Deliveries handed out by the cluster and not yet answered, by handler.",
+                    handlers.map { PrometheusText.Sample(name + [("handler", $0.handler)], String($0.inFlight ?? 0)) })
+        text.family("inboxd_cluster_redelivered", .gauge,
+                    help: "Deliveries the cluster handed out more than once, by handler (its consumer's count).",
+                    handlers.map { PrometheusText.Sample(name + [("handler", $0.handler)], String($0.redelivered)) })
+        let hosts = cluster.state?.hosts ?? []
+        let silent = cluster.silentHosts(now: nowUSec).count
+        text.family("inboxd_cluster_hosts", .gauge,
+                    help: "Hosts with a presence entry in the cluster, by whether they still report.",
+                    [PrometheusText.Sample(name + [("state", "reporting")], String(hosts.count - silent)),
+                     PrometheusText.Sample(name + [("state", "silent")], String(silent))])
     }
 }

@@ -163,8 +163,8 @@ final class ClusterPublisher {
                     "INBOX_CLUSTER": cluster, "INBOX_CLUSTER_SERVER": state.server])
             }
             pump()
-        } else if let error = state.error {
-            becameUnreachable(error)
+        } else {
+            becameUnreachable(state.error ?? "the connection to \(state.server ?? "the server") was lost")
         }
         changed()
     }
