@@ -243,7 +243,7 @@ final class ClusterWorld: @unchecked Sendable {
     /// delivered again by the other after AckWaitSec=, each such run marked redelivered.
     @Test(.enabled(if: NatsServer.available)) func aWorkerKilledMidBurstLosesNothing() throws {
         let world = try ClusterWorld(sleep: "0.05")
-        let count = min(Self.burst, 2000)
+        let count = Self.burst
         let expected = try world.burst(count)
         try waitUntil("a tenth handled", timeout: 120) { world.records().count >= count / 10 }
         let victim = world.workers[0]
@@ -253,6 +253,8 @@ final class ClusterWorld: @unchecked Sendable {
         try world.waitForAll(expected, timeout: 600)
         let records = world.records()
         let twice = Dictionary(grouping: records, by: \.name).filter { $0.value.count > 1 }
+        // At most what the killed worker held: twice its MaxConcurrent= (2 × the processors) per handler.
+        #expect(twice.count <= 4 * ProcessInfo.processInfo.activeProcessorCount, "\(twice.count) ran twice")
         for (name, runs) in twice {
             #expect(runs.contains { $0.redelivered }, "\(name) ran again and was marked redelivered")
             #expect(before.contains(name) || runs.filter { $0.worker == "worker-1" }.isEmpty)
@@ -264,7 +266,7 @@ final class ClusterWorld: @unchecked Sendable {
     /// twice was marked redelivered.
     @Test(.enabled(if: NatsServer.available)) func theServerKilledMidBurstLosesNothing() throws {
         let world = try ClusterWorld()
-        let count = min(Self.burst, 2000)
+        let count = Self.burst
         let expected = try world.burst(count)
         try waitUntil("a tenth handled", timeout: 120) { world.records().count >= count / 10 }
         world.server.kill()
@@ -272,7 +274,10 @@ final class ClusterWorld: @unchecked Sendable {
         try world.server.restart()
         try world.waitForAll(expected, timeout: 600)
         let records = world.records()
-        for (name, runs) in Dictionary(grouping: records, by: \.name) where runs.count > 1 {
+        let twice = Dictionary(grouping: records, by: \.name).filter { $0.value.count > 1 }
+        // At most what both workers held when the server went.
+        #expect(twice.count <= 8 * ProcessInfo.processInfo.activeProcessorCount, "\(twice.count) ran twice")
+        for (name, runs) in twice {
             #expect(runs.contains { $0.redelivered }, "\(name) ran again and was marked redelivered")
         }
         for record in records { #expect(expected[record.name] == record.digest) }
@@ -282,7 +287,7 @@ final class ClusterWorld: @unchecked Sendable {
     /// says so once), and every file is handled once it is back.
     @Test(.enabled(if: NatsServer.available)) func theServerStoppedForTenSecondsLosesNothing() throws {
         let world = try ClusterWorld()
-        let count = min(Self.burst, 2000)
+        let count = Self.burst
         let first = try world.burst(count / 2, prefix: "a")
         try waitUntil("some handled", timeout: 120) { world.records().count >= count / 10 }
         world.server.stop()
