@@ -58,11 +58,14 @@ public final class JetStream {
         public var allowDirect: Bool
         /// Whether a full stream refuses new messages (true) or drops its oldest (false).
         public var discardNew: Bool
+        /// How many servers keep it (1 to 5; more than 1 needs a JetStream cluster).
+        public var replicas: Int
 
-        /// A file-backed stream of one replica.
+        /// A file-backed stream, of one replica unless `replicas` says otherwise.
         public init(name: String, subjects: [String], retention: Retention = .limits,
                     duplicateWindow: Duration = .seconds(120), allowRollup: Bool = false, allowDirect: Bool = false,
-                    discardNew: Bool = false) {
+                    discardNew: Bool = false, replicas: Int = 1) {
+            self.replicas = replicas
             self.name = name
             self.subjects = subjects
             self.retention = retention
@@ -74,8 +77,10 @@ public final class JetStream {
 
         /// A work-queue stream of delivery messages: `subjects`, file storage, `Nats-Msg-Id`s remembered for
         /// `duplicateWindow`.
-        public static func workQueue(name: String, subjects: [String], duplicateWindow: Duration) -> StreamSettings {
-            StreamSettings(name: name, subjects: subjects, retention: .workQueue, duplicateWindow: duplicateWindow)
+        public static func workQueue(name: String, subjects: [String], duplicateWindow: Duration,
+                                     replicas: Int = 1) -> StreamSettings {
+            StreamSettings(name: name, subjects: subjects, retention: .workQueue, duplicateWindow: duplicateWindow,
+                           replicas: replicas)
         }
     }
 
@@ -111,7 +116,7 @@ public final class JetStream {
         config.SubjectsLen = CInt(settings.subjects.count)
         config.Retention = settings.retention == .workQueue ? js_WorkQueuePolicy : js_LimitsPolicy
         config.Storage = js_FileStorage
-        config.Replicas = 1
+        config.Replicas = Int64(settings.replicas)
         config.MaxBytes = -1
         config.MaxMsgs = -1
         config.Duplicates = settings.duplicateWindow.natsNanoseconds

@@ -36,7 +36,7 @@ public final class KeyValueBucket {
     /// after `maxAge` (nil: kept until replaced). An existing bucket of other settings is an error (libnats compares
     /// them); one of the same settings is bound to.
     public static func ensure(_ jetStream: JetStream, bucket: String, history: Int = 1,
-                              maxAge: Duration? = nil) throws(NatsError) -> KeyValueBucket {
+                              maxAge: Duration? = nil, replicas: Int = 1) throws(NatsError) -> KeyValueBucket {
         if let reason = ClusterNames.nameProblem(bucket, maximum: ObjectStoreLayout.maximumBucketLength) {
             throw NatsError(operation: "create key-value bucket \(bucket)", status: NATS_INVALID_ARG,
                             detail: "the bucket name \(reason)")
@@ -47,7 +47,7 @@ public final class KeyValueBucket {
         config.Bucket = pool.string(bucket)
         config.History = UInt8(clamping: history)
         config.StorageType = js_FileStorage
-        config.Replicas = 1
+        config.Replicas = CInt(replicas)
         if let maxAge { config.TTL = maxAge.natsNanoseconds }
         var store: OpaquePointer?
         let status = sys_js_CreateKeyValue(&store, jetStream.context, &config)

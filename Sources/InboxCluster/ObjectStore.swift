@@ -53,7 +53,8 @@ public final class ObjectStore {
     /// The bucket `bucket`, its stream made if there is none as ADR-20 has it (`OBJ_<bucket>`, the chunk and meta
     /// subjects, file storage, rollups and direct gets allowed, new messages refused when full). An existing stream
     /// is used as it is, if it allows rollups and direct gets and holds the bucket's subjects.
-    public static func ensure(_ jetStream: JetStream, bucket: String) throws(ObjectStoreError) -> ObjectStore {
+    public static func ensure(_ jetStream: JetStream, bucket: String,
+                              replicas: Int = 1) throws(ObjectStoreError) -> ObjectStore {
         let layout: ObjectStoreLayout
         do { layout = try ObjectStoreLayout(bucket: bucket) } catch { throw .badBucket("\(error)") }
         let subjects = [layout.chunkSubjects, layout.metaSubjects]
@@ -67,7 +68,7 @@ public final class ObjectStore {
             } else {
                 try jetStream.ensureStream(JetStream.StreamSettings(name: layout.streamName, subjects: subjects,
                                                                     allowRollup: true, allowDirect: true,
-                                                                    discardNew: true))
+                                                                    discardNew: true, replicas: replicas))
             }
         } catch let error as NatsError {
             throw .nats(error)

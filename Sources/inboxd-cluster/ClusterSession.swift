@@ -34,17 +34,20 @@ final class ClusterSession {
         var problems: [String] = []
         do {
             try jetStream.ensureStream(.workQueue(name: names.stream, subjects: [names.streamSubjects],
-                                                  duplicateWindow: .seconds(120)))
+                                                  duplicateWindow: .seconds(120),
+                                                  replicas: configuration.replicas))
         } catch {
             // A worker may not create streams: it is enough that the stream is there.
             if (try? jetStream.stream(names.stream)) == nil { problems.append("\(error)") }
         }
-        do { store = try ObjectStore.ensure(jetStream, bucket: names.objectStore) } catch {
+        do { store = try ObjectStore.ensure(jetStream, bucket: names.objectStore,
+                                                   replicas: configuration.replicas) } catch {
             store = nil
             problems.append("\(error)")
         }
         var bucket: KeyValueBucket?
-        do { bucket = try KeyValueBucket.ensure(jetStream, bucket: names.keyValue, maxAge: .seconds(86_400)) } catch {
+        do { bucket = try KeyValueBucket.ensure(jetStream, bucket: names.keyValue, maxAge: .seconds(86_400),
+                                             replicas: configuration.replicas) } catch {
             bucket = try? KeyValueBucket.bind(jetStream, bucket: names.keyValue)
             if bucket == nil { problems.append("\(error)") }
         }

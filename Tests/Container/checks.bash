@@ -1173,6 +1173,93 @@ check_print_hot_folder() {
     return "$ok"
 }
 
+# A cluster (docs/cluster.md): a nats-server with JetStream in the container, the installed
+# agent as the ingest host of its own drop Inbox, and a second agent, started by hand on
+# directories of its own, as the worker. The unit has no network until the drop-in the
+# README gives a cluster host; with it, a file an ordinary user sends to the spool is
+# published (the published entry, its outbox empty) and handled by the second agent's
+# handler, told the ingest host's name; inboxctl status --cluster shows both hosts. The
+# drop-in and [Cluster] are removed again afterwards.
+cluster_registration='[Handler]
+Identifier=test.inboxd.cluster
+Exec=/usr/local/bin/cluster-test-handler
+ReadWritePaths=/var/tmp/cluster-out
+
+[DocumentType]
+Name=Cluster test files
+NamePatterns=*.ctest
+Rank=Owner
+'
+cluster_worker_conf='[Agent]
+Inbox=/var/lib/test-worker/Inbox
+HandlersDirectory=/root/worker-handlers.d
+StateDirectory=/var/lib/test-worker/state
+
+[Cluster]
+Servers=nats://127.0.0.1:4222
+Name=ctest
+Host=worker-1
+'
+cluster_handler='#!/bin/sh
+# Records the source host and the SHA-256 of what it was given.
+printf "%s %s\n" "$INBOX_SOURCE_HOST" "$(sha256sum <"$INBOX_FILE" | cut -c1-64)" >"/var/tmp/cluster-out/$INBOX_NAME"
+'
+cluster_published() { entry "$1" INBOX_EVENT=published INBOX_CLUSTER=ctest; }
+check_cluster() {
+    local after out ok=0 expected
+    inside sh -c 'mkdir -p /var/lib/test-nats /var/tmp/cluster-out /root/worker-handlers.d /var/lib/test-worker/Inbox &&
+        chmod 1777 /var/tmp/cluster-out &&
+        systemd-run --quiet --unit=test-nats nats-server -js -sd /var/lib/test-nats -a 127.0.0.1 -p 4222' || return 1
+    wait_for 20 "nats-server to listen on 127.0.0.1:4222" inside bash -c 'exec 3<>/dev/tcp/127.0.0.1/4222' || return 1
+    inside sh -c 'printf "%s" "$1" >/etc/inboxd/handlers.d/test.inboxd.cluster.handler &&
+        cp /etc/inboxd/handlers.d/test.inboxd.cluster.handler /root/worker-handlers.d/ &&
+        printf "%s" "$2" >/root/worker.conf &&
+        printf "%s" "$3" >/usr/local/bin/cluster-test-handler && chmod 0755 /usr/local/bin/cluster-test-handler' \
+        sh "$cluster_registration" "$cluster_worker_conf" "$cluster_handler" || return 1
+    inside systemd-run --quiet --unit=test-worker /usr/sbin/inboxd --config /root/worker.conf \
+        --runtime-dir /run/test-worker || return 1
+    wait_for 30 "the worker's status file" inside test -f /run/test-worker/status.json || return 1
+    # The ingest host: the installed agent, its spool a cluster Inbox, with the network the drop-in gives.
+    inside sh -c 'cp /etc/inboxd/inboxd.conf /root/inboxd.conf.saved &&
+        printf "\n[Cluster]\nServers=nats://127.0.0.1:4222\nName=ctest\nHost=gateway\nInboxes=%s\nWork=no\n" "$1" \
+            >>/etc/inboxd/inboxd.conf' sh "$spool" || return 1
+    out=$(inside inboxctl verify --strict /etc/inboxd/inboxd.conf 2>&1) || {
+        printf '%s\n' "$out" | sed 's/^/    inboxctl verify: /'
+        return 1
+    }
+    inside sh -c 'mkdir -p /etc/systemd/system/inboxd.service.d &&
+        printf "[Service]\nPrivateNetwork=no\nRestrictAddressFamilies=AF_UNIX AF_INET AF_INET6\nIPAddressDeny=any\nIPAddressAllow=localhost\n" \
+            >/etc/systemd/system/inboxd.service.d/cluster.conf &&
+        systemctl daemon-reload && systemctl restart inboxd.service' || return 1
+    wait_for 60 "active (running) after the restart" running || return 1
+    after=$(cursor)
+    printf 'a file for the cluster\n' | as sender sh -c 'cd && cat >report.ctest &&
+        inboxctl send --inbox "$1" report.ctest' sh "$spool" >/dev/null || return 1
+    expected=$(printf 'a file for the cluster\n' | sha256sum | cut -c1-64)
+    wait_for 60 "the published entry" cluster_published "$after" || {
+        unit_log "$after" --output=cat | tail -n 10 | sed 's/^/    /'
+        return 1
+    }
+    entries "$after" -- _SYSTEMD_UNIT=inboxd.service INBOX_EVENT=published | sed -n 's/^MESSAGE=/    journal: /p'
+    wait_for 60 "the worker's handler to record report.ctest" inside test -s /var/tmp/cluster-out/report.ctest || {
+        inside journalctl --quiet --no-pager --unit=test-worker.service --lines=10 | sed 's/^/    worker: /'
+        return 1
+    }
+    out=$(inside cat /var/tmp/cluster-out/report.ctest)
+    echo "    the worker's handler: $out"
+    [[ $out == "gateway $expected" ]] || { echo "    expected: gateway $expected"; ok=1; }
+    [[ -z $(inside find /var/lib/inboxd/outbox -mindepth 1 2>/dev/null) ]] || { echo "    the outbox is not empty"; ok=1; }
+    wait_for 20 "inboxctl status --cluster to list both hosts" \
+        inside sh -c 'inboxctl status --cluster | grep -q "gateway" && inboxctl status --cluster | grep -q "worker-1"' || ok=1
+    inside inboxctl status --cluster | sed 's/^/    status --cluster: /'
+    inside sh -c 'systemctl stop test-worker.service test-nats.service;
+        cp /root/inboxd.conf.saved /etc/inboxd/inboxd.conf && rm -f /etc/inboxd/handlers.d/test.inboxd.cluster.handler \
+            /etc/systemd/system/inboxd.service.d/cluster.conf && systemctl daemon-reload &&
+        systemctl restart inboxd.service' || return 1
+    wait_for 60 "active (running) after the restart" running || return 1
+    return "$ok"
+}
+
 run_checks() {
     check "install: dpkg -i starts inboxd, active (running), STATUS=" check_install || return 0
     check "the unit's sandbox holds the running agent" check_agent_sandbox || true
@@ -1208,6 +1295,7 @@ run_checks() {
     # Last before removal: run before them, it made the two checks that read a handler's lines since
     # a journal cursor miss each handler's first line (cause not found yet; it adds a user and runs
     # generators as that user).
+    check "a cluster: the installed agent publishes, a second agent handles" check_cluster || true
     check "an ordinary user previews a PDF and a PNG to PNG pages (--builtin)" check_preview || true
     check "dpkg --remove: stopped, gone, configuration and state kept" check_remove || true
     check "dpkg --purge: configuration, state and spool gone" check_purge || true

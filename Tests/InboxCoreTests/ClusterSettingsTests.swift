@@ -223,11 +223,13 @@ struct ClusterSettingsTests {
     @Test func readFromInboxdConf() {
         let (configuration, diagnostics) = ConfigurationParser.parseAgent(lines(
             "[Agent]", "Inbox=/srv/drop", "[Cluster]", "Name=office", "Servers=nats://127.0.0.1:4333",
-            "Inboxes=/srv/drop", "AckWaitSec=1min"), path: "c")
+            "Inboxes=/srv/drop", "AckWaitSec=1min", "Replicas=3", "Host=gateway-1"), path: "c")
         #expect(diagnostics.isEmpty)
         #expect(configuration.cluster?.names.name == "office")
         #expect(configuration.cluster?.inboxes == ["/srv/drop"])
         #expect(configuration.cluster?.ackWait == .seconds(60))
+        #expect(configuration.cluster?.replicas == 3)
+        #expect(configuration.cluster?.host == "gateway-1")
         #expect(configuration.cluster?.servers.map(\.description) == ["nats://127.0.0.1:4333"])
     }
 
@@ -237,6 +239,10 @@ struct ClusterSettingsTests {
         (["[Inbox]", "Path=/srv/scans", "[Cluster]", "Name=office", "Servers=nats://localhost", "Inboxes=/srv/scans",
           "[Cluster]", "Name=other"],
          ["c:7: a second [Cluster] section (the first is at line 3): a host takes part in one cluster"]),
+        (["[Cluster]", "Name=office", "Servers=nats://localhost", "Replicas=7"],
+         ["c:4: invalid Replicas= '7': expected a number from 1 to 5"]),
+        (["[Cluster]", "Name=office", "Servers=nats://localhost", "Host=a b"],
+         ["c:4: invalid Host= 'a b': 1 to 253 letters, digits, '.', '-' and '_'"]),
         (["[Cluster]", "Name=office", "Servers=nats://localhost", "AckWaitSec=0"],
          ["c:4: invalid AckWaitSec= '0': expected a time span from 1s to 1h"]),
         (["[Cluster]", "Name=office", "Servers=nats://localhost", "AckWaitSec=infinity"],

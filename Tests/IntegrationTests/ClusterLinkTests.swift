@@ -109,6 +109,13 @@ final class ClusterLinkTests {
         arm()
         _ = try loop.run()
         _ = timer
+        // The loop runs once: every child the test started is stopped and reaped here, by its PID.
+        for link in links {
+            let pid = link.pid
+            link.stop()
+            if let pid { _ = waitForExit(pid: pid) }
+        }
+        links.removeAll()
         if let failure { Issue.record(Comment(rawValue: failure)) }
     }
 

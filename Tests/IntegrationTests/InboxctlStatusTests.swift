@@ -83,7 +83,7 @@ struct InboxctlStatusTests {
         #expect(result.status == 2)
         #expect(result.stderr == """
             Error: unknown option '--jsn'; did you mean '--json'?
-            Usage: inboxctl status [FILE|ID] [--json] [--runtime-dir DIR] [agent options]
+            Usage: inboxctl status [FILE|ID] [--cluster] [--json] [--runtime-dir DIR] [agent options]
               See 'inboxctl help status'.
 
             """)

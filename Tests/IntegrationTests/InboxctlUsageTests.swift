@@ -106,7 +106,7 @@ import Testing
          "inboxctl verify [--handlers DIR]... [--strict] [--json] [PATH...]", "verify"),
         (["verify", "--handlers"], "missing value for '--handlers'", "inboxctl verify [--handlers DIR]... [--strict] [--json] [PATH...]", "verify"),
         (["status", "one", "two"], "unexpected argument 'two'",
-         "inboxctl status [FILE|ID] [--json] [--runtime-dir DIR] [agent options]", "status"),
+         "inboxctl status [FILE|ID] [--cluster] [--json] [--runtime-dir DIR] [agent options]", "status"),
         (["discard", "--stat", "/tmp"], "unknown option '--stat'; did you mean '--state'?", "inboxctl discard ID [--json]", "discard"),
         (["retry", "a", "b"], "unexpected argument 'b'", "inboxctl retry ID|--all [--json]", "retry"),
         (["log", "--folow"], "unknown option '--folow'; did you mean '--follow'?",

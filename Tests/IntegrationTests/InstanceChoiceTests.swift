@@ -125,7 +125,7 @@ struct InstanceChoiceTests {
         #expect(both.status == 2)
         #expect(both.stderr == """
             Error: '--system' and '--user' cannot be used together
-            Usage: inboxctl status [FILE|ID] [--json] [--runtime-dir DIR] [agent options]
+            Usage: inboxctl status [FILE|ID] [--cluster] [--json] [--runtime-dir DIR] [agent options]
               See 'inboxctl help status'.
 
             """)

@@ -181,7 +181,7 @@ struct SenderViewTests {
         #expect(two.status == 2)
         #expect(two.stderr == """
             Error: unexpected argument 'b'
-            Usage: inboxctl status [FILE|ID] [--json] [--runtime-dir DIR] [agent options]
+            Usage: inboxctl status [FILE|ID] [--cluster] [--json] [--runtime-dir DIR] [agent options]
               See 'inboxctl help status'.
 
             """)

@@ -105,12 +105,15 @@ public struct ClusterConfiguration: Sendable, Hashable {
     public var role: ClusterRole
     /// The agent's version.
     public var version: String
+    /// How many servers keep each of the cluster's streams (Replicas=).
+    public var replicas: Int
 
     /// Creates one.
     public init(servers: [String], name: String, credentials: String? = nil, nkeySeedFile: String? = nil,
                 tlsCAFile: String? = nil, tlsCertFile: String? = nil, tlsKeyFile: String? = nil, insecure: Bool = false,
-                ackWait: Duration, host: String, role: ClusterRole, version: String) {
+                ackWait: Duration, host: String, role: ClusterRole, version: String, replicas: Int = 1) {
         self.servers = servers
+        self.replicas = replicas
         self.name = name
         self.credentials = credentials
         self.nkeySeedFile = nkeySeedFile
@@ -129,7 +132,7 @@ public struct ClusterConfiguration: Sendable, Hashable {
         self.init(servers: settings.servers.map(\.description), name: settings.names.name,
                   credentials: settings.credentials, nkeySeedFile: settings.nkeySeedFile, tlsCAFile: settings.tlsCAFile,
                   tlsCertFile: settings.tlsCertFile, tlsKeyFile: settings.tlsKeyFile, insecure: settings.insecure,
-                  ackWait: ackWait, host: host, role: role, version: version)
+                  ackWait: ackWait, host: host, role: role, version: version, replicas: settings.replicas)
     }
 
     /// The cluster's names.
@@ -148,6 +151,7 @@ public struct ClusterConfiguration: Sendable, Hashable {
         out.raw(",\"host\":"); out.string(host)
         out.raw(",\"role\":"); out.string(role.rawValue)
         out.raw(",\"version\":"); out.string(version)
+        out.raw(",\"replicas\":"); out.integer(replicas)
         out.raw("}")
     }
 
@@ -171,7 +175,8 @@ public struct ClusterConfiguration: Sendable, Hashable {
             insecure: try fields.bool("insecure"),
             ackWait: .milliseconds(try fields.integer("ackWaitMS", minimum: 1)),
             host: try fields.string("host", limit: ClusterDelivery.maximumSourceHostBytes, printable: true),
-            role: role, version: try fields.string("version", limit: 256, printable: true))
+            role: role, version: try fields.string("version", limit: 256, printable: true),
+            replicas: Int(try fields.integer("replicas", minimum: 1, maximum: Int64(ClusterSettings.maximumReplicas))))
     }
 }
 

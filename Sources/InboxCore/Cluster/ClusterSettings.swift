@@ -76,6 +76,10 @@ public struct ClusterSettings: Sendable, Hashable {
     /// Host=: this host's name in the cluster (its presence entry, `INBOX_SOURCE_HOST` of what it publishes); nil:
     /// the system's host name. Two agents on one machine each need one of their own.
     public var host: String?
+    /// Replicas=: how many servers keep each of the cluster's streams, 1 to `maximumReplicas`.
+    public var replicas: Int
+    /// The most replicas a JetStream stream has.
+    public static let maximumReplicas = 5
     /// The default AckWaitSec=.
     public static let defaultAckWait: Duration = .seconds(30)
     /// Where the section starts.
@@ -85,7 +89,8 @@ public struct ClusterSettings: Sendable, Hashable {
     public init(servers: [Server], names: ClusterNames, credentials: String? = nil, nkeySeedFile: String? = nil,
                 tlsCAFile: String? = nil, tlsCertFile: String? = nil, tlsKeyFile: String? = nil, inboxes: [String] = [],
                 inboxLocations: [String: SourceLocation] = [:], work: Bool = true, insecure: Bool = false,
-                ackWait: Duration = ClusterSettings.defaultAckWait, host: String? = nil, location: SourceLocation) {
+                ackWait: Duration = ClusterSettings.defaultAckWait, host: String? = nil, replicas: Int = 1,
+                location: SourceLocation) {
         self.servers = servers
         self.names = names
         self.credentials = credentials
@@ -99,6 +104,7 @@ public struct ClusterSettings: Sendable, Hashable {
         self.insecure = insecure
         self.ackWait = ackWait
         self.host = host
+        self.replicas = replicas
         self.location = location
     }
 
@@ -122,7 +128,7 @@ public struct ClusterSettings: Sendable, Hashable {
 extension ClusterSettings {
     /// Every key `read` knows; keep in step with its switch.
     static let keys: Set<String> = ["Servers", "Name", "Credentials", "NKeySeedFile", "TLSCAFile", "TLSCertFile",
-                                    "TLSKeyFile", "Inboxes", "Work", "Insecure", "AckWaitSec", "Host"]
+                                    "TLSKeyFile", "Inboxes", "Work", "Insecure", "AckWaitSec", "Host", "Replicas"]
 
     /// Reads one `[Cluster]` section. The list keys (Servers=, Inboxes=) add their space-separated words (quoted as
     /// in Exec=), an empty value clearing the list; for the others the last wins and an empty value means unset.
@@ -140,6 +146,7 @@ extension ClusterSettings {
         var insecure = false
         var ackWait = defaultAckWait
         var host: String?
+        var replicas = 1
         for entry in section.entries {
             switch entry.key {
             case "Servers":
@@ -214,6 +221,15 @@ extension ClusterSettings {
                     sink.error(entry.line, "invalid Host= '\(entry.value.abbreviated)': 1 to "
                                + "\(ClusterDelivery.maximumSourceHostBytes) letters, digits, '.', '-' and '_'")
                 }
+            case "Replicas":
+                if entry.value.isEmpty {
+                    replicas = 1
+                } else if let count = Int(entry.value), (1...maximumReplicas).contains(count) {
+                    replicas = count
+                } else {
+                    sink.error(entry.line, "invalid Replicas= '\(entry.value.abbreviated)': expected a number from 1 to "
+                               + "\(maximumReplicas)")
+                }
             case "AckWaitSec":
                 guard !entry.value.isEmpty else {
                     ackWait = defaultAckWait
@@ -264,7 +280,8 @@ extension ClusterSettings {
                                nkeySeedFile: files["NKeySeedFile"]?.value, tlsCAFile: files["TLSCAFile"]?.value,
                                tlsCertFile: files["TLSCertFile"]?.value, tlsKeyFile: files["TLSKeyFile"]?.value,
                                inboxes: inboxes, inboxLocations: inboxLocations, work: work, insecure: insecure,
-                               ackWait: ackWait, host: host, location: sink.location(section.line))
+                               ackWait: ackWait, host: host, replicas: replicas,
+                               location: sink.location(section.line))
     }
 
     /// A name Host= takes: what a host name is made of, within the delivery message's bound for it.
