@@ -140,8 +140,8 @@ struct ClusterSettingsTests {
         (base + ["Server=nats://localhost"], ["c:4: warning: unknown key 'Server' in section [Cluster], ignored; did you mean 'Servers='?"]),
         (base + ["Inbox=/srv/drop"], ["c:4: warning: unknown key 'Inbox' in section [Cluster], ignored; did you mean 'Inboxes='?"]),
         (base + ["TLSCAfile=/ca.pem"], ["c:4: warning: unknown key 'TLSCAfile' in section [Cluster], ignored; did you mean 'TLSCAFile='?"]),
-        (base + ["Replicas=3"], ["c:4: warning: unknown key 'Replicas' in section [Cluster], ignored"]),
-        (base + ["X-Replicas=3"], []),
+        (base + ["Mirrors=3"], ["c:4: warning: unknown key 'Mirrors' in section [Cluster], ignored"]),
+        (base + ["X-Mirrors=3"], []),
     ].map(ClusterCase.init))
     func diagnostics(_ testCase: ClusterCase) {
         let (settings, diagnostics) = cluster(testCase.lines)
