@@ -24,6 +24,9 @@ rounds so that drift in the machine's load falls on all alike:
               a picture on a terminal, a Word document through LibreOffice
   print       arrival -> job accepted by a private cupsd (bench/printing.py): lp and inboxctl print --no-wait per
               file beside a print hot folder (Print=), on a multi-page PDF and a text file
+  cluster     the same burst through a cluster on this machine (bench/cluster.py): a private nats-server, an ingest
+              agent and one or two workers, beside one agent alone; files/s, arrival -> handler start p50/p99 in the
+              burst and of single files, CPU per file, and what the cluster adds per file
 
 Every scenario but content and resolution runs once for each of --contents (default mix,empty): the
 realistic mix is the test corpus (Tests/Corpus/make-corpus, made once and kept while the script is
@@ -53,12 +56,14 @@ import subprocess
 import sys
 import tempfile
 import time
+import types
 
+import cluster
 import preview
 import printing
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-SCENARIOS = ["latency", "throughput", "burst", "resident", "batch", "content", "resolution", "preview", "print"]
+SCENARIOS = ["latency", "throughput", "burst", "resident", "batch", "content", "resolution", "preview", "print", "cluster"]
 
 RUNNING = []  # what this run started and must stop if a benchmark fails half-way (agents and peers)
 
@@ -186,8 +191,10 @@ def stage(staging, count, prefix, files=None):
 class Agent:
     """One inboxd on a private Inbox, state directory and handlers.d, with one registration."""
 
-    def __init__(self, inboxd, workdir, exec_line, keys=(), registration=None, identifier="bench.handler", env=None):
-        """registration: the text of its one registration (with that identifier) instead of bench.handler's."""
+    def __init__(self, inboxd, workdir, exec_line, keys=(), registration=None, identifier="bench.handler", env=None,
+                 config=None):
+        """registration: the text of its one registration (with that identifier) instead of bench.handler's;
+        config: the text of an inboxd.conf for it (--config), e.g. its [Cluster]."""
         self.dir = workdir
         # Handlers run under identities of their own: they must reach the stamp log beside this.
         os.chmod(os.path.dirname(workdir), 0o755)
@@ -205,11 +212,14 @@ class Agent:
                     % (exec_line, "".join(key + "\n" for key in keys), os.path.dirname(workdir)))
         self.container_inbox = os.path.join(self.state, "containers", identifier, "Inbox")
         self.stderr_path = os.path.join(workdir, "agent.stderr")
+        argv = [inboxd, "--inbox", self.inbox, "--handlers", handlers, "--state", self.state,
+                "--runtime-dir", self.runtime, "--defaults", os.path.join(workdir, "none.conf")]
+        if config is not None:
+            with open(os.path.join(workdir, "inboxd.conf"), "w") as f:
+                f.write(config)
+            argv += ["--config", os.path.join(workdir, "inboxd.conf")]
         with open(self.stderr_path, "w") as stderr:
-            self.process = subprocess.Popen(
-                [inboxd, "--inbox", self.inbox, "--handlers", handlers, "--state", self.state,
-                 "--runtime-dir", self.runtime, "--defaults", os.path.join(workdir, "none.conf")],
-                stdout=subprocess.DEVNULL, stderr=stderr, env=env)
+            self.process = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=stderr, env=env)
         RUNNING.append(self)
         status = os.path.join(self.runtime, "status.json")
         deadline = time.monotonic() + 30
@@ -1000,6 +1010,8 @@ def ratios_by_round(results):
             if label.startswith("inboxd") and f.get("rounds_to_posix_spawn"):
                 better = "lower" if "median_us" in f else "higher"
                 found["%s/%s" % (where, label)] = (f["rounds_to_posix_spawn"], better)
+    # The cluster's subjects against local in the same rounds.
+    found.update(cluster.ratios_by_round(results.get("cluster")))
     return found
 
 
@@ -1137,6 +1149,8 @@ def report(results):
         preview.report(results["preview"])
     if "print" in results:
         printing.report(results["print"])
+    if "cluster" in results:
+        cluster.report(results["cluster"])
     if results.get("targets"):
         print("targets (docs/design.md)%s; ratios within one run:"
               % (", on %s files" % results["targets_content"] if results.get("targets_content") else ""))
@@ -1189,6 +1203,11 @@ def main():
     parser.add_argument("--print-count", type=int, default=40, help="files of each kind per subject and round of the print scenario")
     parser.add_argument("--print-pages", type=int, default=8, help="pages of the print scenario's PDF")
     parser.add_argument("--print-text-lines", type=int, default=100, help="lines of the print scenario's text file")
+    parser.add_argument("--cluster-count", type=int, default=2000, help="files per burst of the cluster scenario")
+    parser.add_argument("--cluster-latency-count", type=int, default=100,
+                        help="single files per subject of the cluster scenario, over all rounds")
+    parser.add_argument("--cluster-content", default="text", choices=CONTENTS,
+                        help="the files the cluster scenario drops (default text: 65 bytes named .txt)")
     parser.add_argument("--only", help="scenarios to run, comma-separated: " + ", ".join(SCENARIOS))
     parser.add_argument("--compare", action="append", default=[], metavar="LABEL=PATH",
                         help="another inboxd binary to run beside the main one (repeatable); launched handlers only")
@@ -1266,6 +1285,20 @@ def main():
                 results["print"] = printing.bench_print(
                     args, workdir, lambda directory, text, env: Agent(args.inboxd, directory, None, registration=text,
                                                                       identifier="bench.print", env=env))
+            if "cluster" in only:
+                print("cluster: bursts of %d files, %d single files, %d rounds: local, an ingest agent with 1 and 2 workers..."
+                      % (args.cluster_count, args.cluster_latency_count, max(1, args.rounds)), file=sys.stderr)
+                if args.cluster_content != "mix":
+                    files = Files(args.cluster_content)
+                elif mix:
+                    files = mix
+                elif args.corpus_script:
+                    files = Files("mix", load_mix(args.corpus_script)[1])
+                else:
+                    raise SystemExit("--cluster-content mix needs --corpus-script (Tests/Corpus/make-corpus)")
+                kit = types.SimpleNamespace(Agent=Agent, Lines=Lines, cpu_seconds=cpu_seconds, descendants=descendants,
+                                            journald_pid=journald_pid)
+                results["cluster"] = cluster.bench_cluster(args, workdir, tools, kit, files)
         finally:
             for started in list(RUNNING):
                 started.kill()

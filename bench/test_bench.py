@@ -6,6 +6,7 @@ import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import bench  # noqa: E402
+import cluster  # noqa: E402
 import preview  # noqa: E402
 import printing  # noqa: E402
 
@@ -141,6 +142,77 @@ class Print(unittest.TestCase):
     def test_the_print_registration(self):
         self.assertEqual(printing.registration("q"), "[Handler]\nIdentifier=bench.print\nPrint=q\n\n[DocumentType]\n"
                                                      "ContentTypes=com.adobe.pdf public.plain-text\nRank=Owner\n")
+
+
+class Cluster(unittest.TestCase):
+    def test_the_agents_configurations(self):
+        self.assertEqual(cluster.agent_config("/w/ingest/Inbox", "nats://127.0.0.1:4999", "bench1", "ingest", work=False),
+                         "[Agent]\nInbox=/w/ingest/Inbox\n\n[Cluster]\nServers=nats://127.0.0.1:4999\nName=bench1\n"
+                         "Host=ingest\nWork=no\nInboxes=/w/ingest/Inbox\n")
+        self.assertEqual(cluster.agent_config("/w/worker-2/Inbox", "nats://127.0.0.1:4999", "bench1", "worker-2", work=True),
+                         "[Agent]\nInbox=/w/worker-2/Inbox\n\n[Cluster]\nServers=nats://127.0.0.1:4999\nName=bench1\n"
+                         "Host=worker-2\nWork=yes\n")
+
+    def test_the_url_in_the_ports_file(self):
+        cases = [('{"nats":["nats://127.0.0.1:35121"],"monitoring":[]}', "nats://127.0.0.1:35121"),
+                 ('{"nats":[]}', None), ("", None), ("{", None), ('["nats://127.0.0.1:1"]', None), ('{"nats":["tls://h:1"]}', None)]
+        for text, url in cases:
+            self.assertEqual(cluster.server_url(text), url, text)
+
+    def test_arrival_to_start_by_each_files_first_start(self):
+        dropped = {"c0.txt": 1_000_000, "c1.txt": 2_000_000, "c2.txt": 3_000_000}
+        stamps = [["warm0.txt", "500"], ["c1.txt", "2500000"], ["c0.txt", "4000000"], ["c1.txt", "9000000"],
+                  ["c9.txt", "9900000"], ["c2.txt", "?"], ["c2.txt"]]
+        samples, handled, twice, last = cluster.arrivals(dropped, stamps, "c")
+        self.assertEqual((sorted(samples), handled, twice, last), ([500.0, 3000.0], {"c0.txt", "c1.txt"}, 1, 4_000_000))
+        self.assertEqual(cluster.arrivals(dropped, [], "c"), ([], set(), 0, None))
+
+    def test_cpu_per_file_by_role_leaves_out_a_process_gone_meanwhile(self):
+        before = {1: ("ingest", 1.0), 2: ("ingest cluster child", 0.5), 3: ("worker", 2.0), 4: ("worker", 2.0),
+                  5: ("nats-server", 0.1), 6: ("worker sniffer", None)}
+        after = {1: ("ingest", 1.1), 2: ("ingest cluster child", 0.6), 3: ("worker", 2.1), 4: ("worker", 2.3),
+                 6: ("worker sniffer", 0.2)}
+        self.assertEqual(cluster.cpu_per_file(before, after, 1000),
+                         ({"ingest": 100, "ingest cluster child": 100, "worker": 400}, 600))
+
+    def test_roles(self):
+        cases = [(["/b/inboxd-cluster", "--role", "work"], "worker cluster child"),
+                 (["/b/inboxd", "--content-sniffer"], "ingest sniffer"), (["/usr/bin/stamp"], "agent stamp"), ([], "worker")]
+        owners = ["worker", "ingest", "agent", "worker"]
+        for (argv, role), owner in zip(cases, owners):
+            self.assertEqual(cluster.role_of(owner, argv), role, argv)
+
+    @staticmethod
+    def run_(per_s, cpu, singles, burst=(1000.0,)):
+        return {"per_s": per_s, "seconds": 1.0, "handled": 10, "lost": 0, "twice": 0, "burst_us": list(burst),
+                "singles_us": list(singles), "cpu_split": {"agent": cpu}, "cpu_us_per_file": cpu, "journald_us_per_file": 50}
+
+    def test_ratios_to_local_round_by_round_and_what_the_cluster_adds(self):
+        local = [self.run_(400.0, 300, [1000.0, 1200.0]), self.run_(500.0, 320, [1100.0]), self.run_(450.0, 310, [900.0])]
+        one = [self.run_(200.0, 900, [3000.0]), self.run_(250.0, 1000, [2900.0, 3100.0]), None]
+        got = cluster.figures({"local": local, "cluster-1": one, "cluster-2": [None] * 3})
+        self.assertEqual(list(got), ["local", "cluster-1"])  # a subject with no round has no figure
+        self.assertEqual((got["local"]["per_s"], got["local"]["latency_p50_us"], got["local"]["cpu_us_per_file"]),
+                         (450.0, 1050, 310))
+        f = got["cluster-1"]
+        self.assertEqual((f["per_s"], f["to_local"], f["rounds_to_local"]), (225.0, 0.5, [0.5, 0.5]))
+        self.assertEqual((f["latency_p50_us"], f["latency_to_local"], f["rounds_latency_to_local"]),
+                         (3000, 2.86, [2.727, 2.727]))
+        self.assertEqual(f["adds"], {"cpu_us_per_file": 640, "latency_p50_us": 1950, "burst_p50_us": 0})
+        self.assertEqual(f["cpu_us_per_file_by_role"], {"agent": 950})
+        self.assertNotIn("to_local", got["local"])
+
+    def test_recorded_and_warned_like_the_other_scenarios(self):
+        results = {"cluster": {"subjects": {"local": {"per_s": 400},
+                                            "cluster-1": {"rounds_to_local": [0.30, 0.32, 0.31],
+                                                          "rounds_latency_to_local": [2.0, 2.1, 2.05]}}}}
+        self.assertEqual(bench.ratios_by_round(results), {"cluster/cluster-1 burst": ([0.30, 0.32, 0.31], "higher"),
+                                                          "cluster/cluster-1 latency": ([2.0, 2.1, 2.05], "lower")})
+        then = {"figures": {"cluster/cluster-1 burst": {"rounds": [0.50, 0.52, 0.51]},
+                            "cluster/cluster-1 latency": {"rounds": [2.0, 2.1, 2.0]}}}
+        self.assertEqual([line.split(" ")[0] for line in bench.regressions(results, then)], ["cluster/cluster-1"])
+        self.assertIn("burst is slower", bench.regressions(results, then)[0])
+        self.assertEqual(cluster.ratios_by_round(None), {})
 
 
 if __name__ == "__main__":
