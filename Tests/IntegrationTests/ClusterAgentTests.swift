@@ -205,8 +205,9 @@ final class ClusterWorld: @unchecked Sendable {
         #expect(world.records().count == 20)
     }
 
-    /// Messages nobody's ingest host wrote: each is terminated with a failed entry on the worker, which keeps running
-    /// and goes on to handle a good file after them.
+    /// Messages nobody's ingest host wrote (not JSON, a path for a name, an oversize name, an object that is missing,
+    /// a digest that does not match the object): each is terminated with a failed entry on the worker, which keeps
+    /// running and goes on to handle a good file after them.
     @Test(.enabled(if: NatsServer.available)) func poisonMessagesAreTerminated() throws {
         let world = try ClusterWorld(workers: 1)
         let connection = try world.connect()
@@ -228,7 +229,17 @@ final class ClusterWorld: @unchecked Sendable {
         long.id = String(repeating: "c", count: 32)
         let longText = String(decoding: long.encode(), as: UTF8.self)
             .replacingOccurrences(of: "\"x.dat\"", with: "\"\(String(repeating: "n", count: 300))\"")
-        let poison: [[UInt8]] = [Array("not json at all".utf8), Array(text.utf8), Array(longText.utf8), good.encode()]
+        // An object that exists, named by a message whose digest is not its content's.
+        let contentFile = world.ingest.root.appendingPathComponent("object-content")
+        try Data("abc".utf8).write(to: contentFile)
+        let descriptor = try FileDescriptor.open(contentFile.path, .readOnly)
+        defer { descriptor.close() }
+        _ = try ObjectStore.ensure(jetStream, bucket: world.names.objectStore).put("real-object", from: descriptor)
+        var mismatch = good
+        mismatch.id = String(repeating: "d", count: 32)
+        mismatch.object = "real-object"
+        let poison: [[UInt8]] = [Array("not json at all".utf8), Array(text.utf8), Array(longText.utf8), good.encode(),
+                                 mismatch.encode()]
         for payload in poison { _ = try jetStream.publish(subject, payload: payload) }
         let failed = try Journal.wait(for: ["_PID=\(world.workers[0].pid)", "INBOX_EVENT=failed"], count: poison.count,
                                       timeout: 60)
