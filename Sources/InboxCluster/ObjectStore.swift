@@ -190,6 +190,15 @@ public final class ObjectStore {
         try purge(layout.chunkSubject(nuid: nuid))
     }
 
+    /// Removes the object `name` without a trace: its chunks, then its info, purged. For a bucket whose names are
+    /// used once (a cluster's content, named by delivery id), where a deletion marker per object would be kept for
+    /// ever: nobody watches for deletions there. Removing one that is not there does nothing.
+    public func remove(_ name: String) throws(ObjectStoreError) {
+        guard let info = try info(name, includingDeleted: true) else { return }
+        if !info.deleted { try purge(layout.chunkSubject(nuid: info.nuid)) }
+        try purge(layout.metaSubject(name: name))
+    }
+
     /// The infos of every object the bucket holds, by name; deleted ones left out.
     public func list() throws(ObjectStoreError) -> [ObjectInfo] {
         let state: JetStream.StreamState?

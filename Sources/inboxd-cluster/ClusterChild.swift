@@ -309,13 +309,13 @@ final class ClusterChild {
             switch action {
             case .ack:
                 try answered.message.ack()
-                try? session?.store?.delete(answered.delivery.object)
+                try? session?.store?.remove(answered.delivery.object)
             case .nak(let delay):
                 try answered.message.nak(delay: delay)
             case .term(let reason):
                 try answered.message.term()
                 publishFailed(answered.delivery, handler: answered.handler, reason: reason)
-                try? session?.store?.delete(answered.delivery.object)
+                try? session?.store?.remove(answered.delivery.object)
             }
         } catch {
             // Unanswered, the server hands it out again after AckWait.

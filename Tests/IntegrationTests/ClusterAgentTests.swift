@@ -173,6 +173,11 @@ final class ClusterWorld: @unchecked Sendable {
         try waitUntil("the stream is empty", timeout: 30) {
             try connection.jetStream().stream(world.names.stream)?.messages == 0
         }
+        // And the object store: each content removed with its info once handled, no marker kept per file.
+        let objects = try ObjectStoreLayout(bucket: world.names.objectStore).streamName
+        try waitUntil("the object store is empty", timeout: 30) {
+            try connection.jetStream().stream(objects)?.messages == 0
+        }
     }
 
     /// A handler registered on no worker: its deliveries wait in the stream (none lost, none refused), and they are

@@ -318,6 +318,18 @@ struct NatsClientTests {
         let json = try #require(try JSONSerialization.jsonObject(with: Data(marker.payload)) as? [String: Any])
         #expect(json["deleted"] as? Bool == true && json["size"] as? Int == 0)
         #expect(throws: ObjectStoreError.self) { try store.delete("never stored") }
+
+        // Removed without a trace (a cluster's content, named once): no chunk, no info, no marker left.
+        try store.remove("b")
+        try store.remove("b")
+        try store.remove("never stored")
+        #expect(try store.info("b", includingDeleted: true) == nil)
+        _ = try put(store, "c", try file(server, "third", content(150_000, seed: 3)))
+        let third = try #require(try store.info("c"))
+        try store.remove("c")
+        counts = try #require(try js.stream(layout.streamName, subjects: "$O.>")).subjectCounts
+        #expect(counts[layout.metaSubject(name: "b")] == nil && counts[layout.metaSubject(name: "c")] == nil)
+        #expect(counts[layout.chunkSubject(nuid: third.nuid)] == nil)
     }
 
     @Test func aCorruptedOrMissingChunkIsDetected() throws {
