@@ -25,6 +25,9 @@ final class ClusterWorld: @unchecked Sendable {
         var digest: String
         var sourceHost: String
         var redelivered: Bool
+        /// INBOX_SOURCE_APP and INBOX_ANNOTATION, as the handler was told.
+        var sourceApp: String
+        var annotation: String
     }
 
     /// The [Cluster] lines each agent gets besides the common ones, by its Host= name.
@@ -76,8 +79,8 @@ final class ClusterWorld: @unchecked Sendable {
             #!/bin/sh
             sum=$(sha256sum < "$INBOX_FILE" | cut -d' ' -f1)
             [ -n "$SLEEP" ] && sleep "$SLEEP"
-            printf '%s\\t%s\\t%s\\t%s\\n' "$INBOX_NAME" "$sum" "${INBOX_SOURCE_HOST:-}" "${INBOX_REDELIVERED:-0}" \\
-                > "$OUTPUT_DIR/$INBOX_DELIVERY_ID.$WORKER.$$"
+            printf '%s\\t%s\\t%s\\t%s\\t%s\\t%s\\n' "$INBOX_NAME" "$sum" "${INBOX_SOURCE_HOST:-}" "${INBOX_REDELIVERED:-0}" \\
+                "${INBOX_SOURCE_APP:-}" "${INBOX_ANNOTATION:-}" > "$OUTPUT_DIR/$INBOX_DELIVERY_ID.$WORKER.$$"
             exit 0
 
             """.write(to: script, atomically: true, encoding: .utf8)
@@ -96,9 +99,10 @@ final class ClusterWorld: @unchecked Sendable {
                       let text = try? String(contentsOf: worker.output.appendingPathComponent(file), encoding: .utf8)
                 else { return nil }
                 let fields = text.trimmingCharacters(in: .newlines).split(separator: "\t", omittingEmptySubsequences: false)
-                guard fields.count == 4 else { return nil }
+                guard fields.count == 6 else { return nil }
                 return Record(id: String(parts[0]), worker: String(parts[1]), name: String(fields[0]),
-                              digest: String(fields[1]), sourceHost: String(fields[2]), redelivered: fields[3] == "1")
+                              digest: String(fields[1]), sourceHost: String(fields[2]), redelivered: fields[3] == "1",
+                              sourceApp: String(fields[4]), annotation: String(fields[5]))
             }
         }
     }
@@ -184,7 +188,13 @@ final class ClusterWorld: @unchecked Sendable {
     /// delivered once a worker registers it.
     @Test(.enabled(if: NatsServer.available)) func aHandlerRegisteredOnNoHostWaitsInTheStream() throws {
         let world = try ClusterWorld(workerHandler: false)
-        let expected = try world.burst(20)
+        var expected = try world.burst(19)
+        // What its sender attached travels with it.
+        let attached = Array("with metadata\n".utf8)
+        try world.ingest.drop("attached.dat", contents: attached,
+                              attributes: ["user.inbox.source-app": "com.example.mail",
+                                           "user.inbox.annotation": "{\"page\":3}"])
+        expected["attached.dat"] = ClusterWorld.hex(SHA256.digest(attached))
         let connection = try world.connect()
         defer { connection.close() }
         try waitUntil("20 deliveries wait in the stream", timeout: 60) {
@@ -208,6 +218,8 @@ final class ClusterWorld: @unchecked Sendable {
         try world.register(on: world.workers[0], worker: "worker-1", sleep: nil)
         try world.waitForAll(expected, timeout: 120)
         #expect(world.records().count == 20)
+        let record = try #require(world.records().first { $0.name == "attached.dat" })
+        #expect(record.sourceApp == "com.example.mail" && record.annotation == "{\"page\":3}", "\(record)")
     }
 
     /// Messages nobody's ingest host wrote (not JSON, a path for a name, an oversize name, an object that is missing,
