@@ -47,18 +47,21 @@ public final class EventLoop {
         return try EventSource.make(source, box: box, result: result, operation: "sd_event_add_io")
     }
 
-    /// Calls `handler` once after `delay`.
+    /// Calls `handler` once after `delay`, counted from now: not from the start of the loop's iteration, which
+    /// sd_event_add_time_relative(3) counts from (sd_event_now), so that a wait armed late in a long iteration still
+    /// lasts its whole `delay`.
     public func addTimer(after delay: Duration, accuracy: Duration = .milliseconds(1),
                          _ handler: @escaping () -> Void) throws(SystemError) -> EventSource {
         let box = CallbackBox(.plain(handler))
         var source: OpaquePointer?
-        let result = sys_sd_event_add_time_relative(
-            event, &source, CLOCK_MONOTONIC, delay.microseconds, accuracy.microseconds,
+        let due = UInt64(max(0, MonotonicClock.now.microseconds)) + delay.microseconds
+        let result = sys_sd_event_add_time(
+            event, &source, CLOCK_MONOTONIC, due, accuracy.microseconds,
             { _, _, userdata in
                 CallbackBox.from(userdata).firePlain()
                 return 0
             }, box.opaque)
-        return try EventSource.make(source, box: box, result: result, operation: "sd_event_add_time_relative")
+        return try EventSource.make(source, box: box, result: result, operation: "sd_event_add_time")
     }
 
     /// Delivers `signal` through a signalfd; the caller must have blocked it (see `Signals.block`).

@@ -17,6 +17,12 @@ func sys_sd_event_add_io(_ event: OpaquePointer, _ source: inout OpaquePointer?,
     sd_event_add_io(event, &source, fd, events, handler, userdata)
 }
 
+func sys_sd_event_add_time(_ event: OpaquePointer, _ source: inout OpaquePointer?, _ clock: clockid_t,
+                            _ usec: UInt64, _ accuracy: UInt64, _ handler: sd_event_time_handler_t,
+                            _ userdata: UnsafeMutableRawPointer) -> CInt {
+    sd_event_add_time(event, &source, clock, usec, accuracy, handler, userdata)
+}
+
 func sys_sd_event_add_time_relative(_ event: OpaquePointer, _ source: inout OpaquePointer?, _ clock: clockid_t,
                                     _ usec: UInt64, _ accuracy: UInt64, _ handler: sd_event_time_handler_t,
                                     _ userdata: UnsafeMutableRawPointer) -> CInt {
