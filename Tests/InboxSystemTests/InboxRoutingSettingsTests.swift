@@ -42,6 +42,25 @@ struct InboxRoutingSettingsTests {
         #expect(settings.inboxes == expected)
     }
 
+    /// [Cluster] Inboxes= against what the instance watches: the default drop Inbox of a file that names none counts,
+    /// another path is an error at its line and no settings are made.
+    @Test func clusterInboxesAreTheWatchedOnesTheDefaultIncluded() throws {
+        let directory = try Self.scratch()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let cluster = "[Cluster]\nName=office\nServers=nats://127.0.0.1\nInboxes="
+        let settings = try Self.settings(cluster + "/var/spool/inboxd/Inbox\n", in: directory)
+        #expect(settings.cluster?.inboxes == ["/var/spool/inboxd/Inbox"])
+        let file = directory.appendingPathComponent("inboxd.conf")
+        try (cluster + "/srv/elsewhere\n").write(to: file, atomically: true, encoding: .utf8)
+        var overrides = SettingsOverrides()
+        overrides.config = file.path
+        let resolved = SettingsResolver.resolve(overrides, environment: ["HOME": directory.path], isRoot: true)
+        #expect((try? resolved.settings.get()) == nil)
+        #expect(resolved.diagnostics.map(\.description) == [
+            "\(file.path):4: Inboxes= names /srv/elsewhere, which is not a drop Inbox of this host (Inbox= or an "
+                + "[Inbox] section's Path=)"])
+    }
+
     @Test func theCachedDecisionIsTheRulesForEveryNameAndBinding() throws {
         let directory = try Self.scratch()
         defer { try? FileManager.default.removeItem(at: directory) }

@@ -104,6 +104,9 @@ public enum ConfigurationParser {
                        + "part in one cluster")
         }
         guard let settings = ClusterSettings.read(first, sink: &sink), sections.count == 1 else { return nil }
+        // A file that names no Inbox leaves the instance's default drop Inbox, which only the settings resolver knows
+        // (SettingsResolver checks Inboxes= against it).
+        guard !inboxes.isEmpty else { return settings }
         let problems = settings.unconfiguredInboxes(configured: inboxes)
         sink.diagnostics += problems
         return problems.isEmpty ? settings : nil

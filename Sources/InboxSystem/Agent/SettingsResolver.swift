@@ -72,6 +72,14 @@ public enum SettingsResolver {
         settings.retention = config.retention
         settings.inboxBounds = config.inboxBounds
         settings.cluster = config.cluster
+        // Inboxes= against the Inboxes this instance watches, the default one included (a file that names none).
+        if let cluster = config.cluster {
+            let problems = cluster.unconfiguredInboxes(configured: inboxes)
+            if !problems.isEmpty {
+                return (.failure(ResolveError("\(configPath): \(problems.count) error(s)", invalid: true)),
+                        diagnostics + problems)
+            }
+        }
         settings.packageLimits = PackageLimits.resolved(config.packageLimits, unlimited: config.packageSizeUnlimited,
                                                         inboxBytes: config.inboxBounds.maxBytes)
         return (.success(settings), diagnostics)
