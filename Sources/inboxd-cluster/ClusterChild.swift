@@ -341,8 +341,15 @@ final class ClusterChild {
         if session == nil, lastAttempt.map({ now - $0 >= .seconds(2) }) ?? true {
             connect()
             if session != nil { sendState() }
+        } else if let made = session, made.problem != nil, lastAttempt.map({ now - $0 >= .seconds(5) }) ?? true {
+            // Connected, but what the cluster needs could not be made or found (no JetStream, no permission):
+            // tried again, on a new connection, until it can.
+            made.connection.close()
+            session = nil
+            connect()
+            sendState()
         }
-        let connected = session?.isConnected == true
+        let connected = usable
         if connected != wasConnected {
             if connected { bindConsumers() }
             sendState()
@@ -384,10 +391,14 @@ final class ClusterChild {
         _ = try? bucket.put(presenceKey, presence.encode())
     }
 
+    /// Connected, with the stream, the object store and the bucket there: what the agent is told as `connected`.
+    private var usable: Bool { session?.isConnected == true && session?.problem == nil }
+
     private func sendState() {
-        let connected = session?.isConnected == true
+        let connected = usable
         wasConnected = connected
-        var state = ClusterState(connected: connected, server: session?.connection.connectedURL, error: lastError,
+        var state = ClusterState(connected: connected, server: session?.connection.connectedURL,
+                                 error: connected ? nil : lastError,
                                  handlers: lastState.handlers, hosts: lastState.hosts)
         if connected, let session {
             if let stream = try? session.jetStream.stream(names.stream, subjects: names.streamSubjects) {

@@ -52,6 +52,12 @@ final class ClusterSession {
             if bucket == nil { problems.append("\(error)") }
         }
         self.bucket = bucket
+        if problems.contains(where: { $0.contains("No responders available") }) {
+            // Nobody answers the JetStream API: the server runs without JetStream (Debian's nats-server.service as
+            // installed, for one).
+            problems = ["\(connection.connectedURL ?? "the server") has no JetStream: enable it (nats-server -js, or "
+                        + "jetstream { store_dir: ... } in its configuration)"]
+        }
         problem = problems.isEmpty ? nil : problems.joined(separator: "; ")
     }
 

@@ -1196,7 +1196,7 @@ HandlersDirectory=/root/worker-handlers.d
 StateDirectory=/var/lib/test-worker/state
 
 [Cluster]
-Servers=nats://127.0.0.1:4222
+Servers=nats://127.0.0.1:4333
 Name=ctest
 Host=worker-1
 '
@@ -1204,6 +1204,8 @@ cluster_handler='#!/bin/sh
 # Records the source host and the SHA-256 of what it was given.
 printf "%s %s\n" "$INBOX_SOURCE_HOST" "$(sha256sum <"$INBOX_FILE" | cut -c1-64)" >"/var/tmp/cluster-out/$INBOX_NAME"
 '
+# Port 4333: Debian's nats-server package starts a server of its own (nats-server.service, no
+# JetStream) on 4222.
 cluster_published() { entry "$1" INBOX_EVENT=published INBOX_CLUSTER=ctest; }
 check_cluster() {
     local status=0
@@ -1220,8 +1222,8 @@ cluster_run() {
     local after out ok=0 expected
     inside sh -c 'mkdir -p /var/lib/test-nats /var/tmp/cluster-out /root/worker-handlers.d /var/lib/test-worker/Inbox &&
         chmod 1777 /var/tmp/cluster-out &&
-        systemd-run --quiet --unit=test-nats nats-server -js -sd /var/lib/test-nats -a 127.0.0.1 -p 4222' || return 1
-    wait_for 20 "nats-server to listen on 127.0.0.1:4222" inside bash -c 'exec 3<>/dev/tcp/127.0.0.1/4222' || return 1
+        systemd-run --quiet --unit=test-nats nats-server -js -sd /var/lib/test-nats -a 127.0.0.1 -p 4333' || return 1
+    wait_for 20 "nats-server to listen on 127.0.0.1:4333" inside bash -c 'exec 3<>/dev/tcp/127.0.0.1/4333' || return 1
     inside sh -c 'printf "%s" "$1" >/etc/inboxd/handlers.d/test.inboxd.cluster.handler &&
         cp /etc/inboxd/handlers.d/test.inboxd.cluster.handler /root/worker-handlers.d/ &&
         printf "%s" "$2" >/root/worker.conf &&
@@ -1232,7 +1234,7 @@ cluster_run() {
     wait_for 30 "the worker's status file" inside test -f /run/test-worker/status.json || return 1
     # The ingest host: the installed agent, its spool a cluster Inbox, with the network the drop-in gives.
     inside sh -c 'cp /etc/inboxd/inboxd.conf /root/inboxd.conf.saved &&
-        printf "\n[Cluster]\nServers=nats://127.0.0.1:4222\nName=ctest\nHost=gateway\nInboxes=%s\nWork=no\n" "$1" \
+        printf "\n[Cluster]\nServers=nats://127.0.0.1:4333\nName=ctest\nHost=gateway\nInboxes=%s\nWork=no\n" "$1" \
             >>/etc/inboxd/inboxd.conf' sh "$spool" || return 1
     out=$(inside inboxctl verify --strict /etc/inboxd/inboxd.conf 2>&1) || {
         printf '%s\n' "$out" | sed 's/^/    inboxctl verify: /'

@@ -199,6 +199,7 @@ final class ClusterLinkTests {
             names.eventSubject("failed")!)
         let source = try file("retry me")
         defer { source.close() }
+        var failed: [UInt8]?
         try play([
             Step("ready") { ingest.isReady && work.isReady },
             Step("received", {
@@ -215,9 +216,14 @@ final class ClusterLinkTests {
                 worked.work[1].content.close()
                 work.answer(worked.work[1].ref, .term(reason: "handler failed"))
             }) { (try? self.js(server).stream(self.names.stream)?.messages) == 0 },
+            // Before the children are stopped at the end of the script: the child publishes it after the term.
+            Step("the failed event") {
+                if failed == nil { failed = try? events.next(timeout: .milliseconds(20)) }
+                return failed != nil
+            },
         ])
         #expect(worked.work.count == 2 && worked.work[1].delivered == 2)
-        let event = try #require(try events.next(timeout: .seconds(5)))
+        let event = try #require(failed)
         let text = String(decoding: event, as: UTF8.self)
         #expect(text.contains("\"handler failed\"") && text.contains(Self.id(2)))
     }
