@@ -303,11 +303,10 @@ final class ClusterWorld: @unchecked Sendable {
         try world.waitForAll(expected, timeout: 600)
         let records = world.records()
         let twice = Dictionary(grouping: records, by: \.name).filter { $0.value.count > 1 }
-        // At most what both workers held when the server went.
+        // At most what both workers held when the server went. Not asserted: that each is marked redelivered. A
+        // SIGKILLed nats-server (2.9) loses the acks, delivery counts and duplicate-window entries it had not yet
+        // written out, so a delivery it gives out again after its restart can carry a count of 1 (docs/cluster.md).
         #expect(twice.count <= 8 * ProcessInfo.processInfo.activeProcessorCount, "\(twice.count) ran twice")
-        for (name, runs) in twice {
-            #expect(runs.contains { $0.redelivered }, "\(name) ran again and was marked redelivered")
-        }
         for record in records { #expect(expected[record.name] == record.digest) }
     }
 
@@ -391,6 +390,26 @@ final class ClusterWorld: @unchecked Sendable {
         try waitUntil("the status line says the cluster cannot be reached", timeout: 30) {
             try world.inboxctl(intruder, ["status"]).stdout.contains("unreachable")
         }
+    }
+
+    /// A package document dropped in a cluster Inbox: the cluster carries single files, so the ingest host delivers it
+    /// itself (with a notice), and nothing of it waits in the outbox.
+    @Test(.enabled(if: NatsServer.available)) func aPackageInAClusterInboxIsDeliveredOnTheIngestHost() throws {
+        let world = try ClusterWorld(workers: 1)
+        try world.ingest.register("test.rtfd.\(world.ingest.tag)", contentTypes: "com.apple.rtfd", rank: "Owner")
+        try waitUntil("the ingest host loaded the package handler", timeout: 30) {
+            (try world.inboxctl(world.ingest, ["status", "--json"]).stdout).contains("\"registrations\":2")
+        }
+        let staged = try world.ingest.makePackage("Report.rtfd", ["TXT.rtf": Array("{\\rtf1 hi}".utf8)])
+        try world.ingest.dropPackage(staged)
+        try waitUntil("the ingest host's handler ran on the package", timeout: 60) {
+            world.ingest.recording(named: "Report.rtfd") != nil
+        }
+        let notice = try Journal.wait(for: ["_PID=\(world.ingest.pid)", "PRIORITY=5", "INBOX_HANDLER=test.rtfd.\(world.ingest.tag)"],
+                                      timeout: 30)
+        #expect((notice.first?["MESSAGE"] as? String)?.contains("which the cluster does not carry") == true)
+        #expect(world.ingest.contents(of: world.ingest.state.appendingPathComponent("outbox")).isEmpty)
+        #expect(world.records().isEmpty)
     }
 
     /// A plain-text connection to a server that is not this host is refused at load, at its line, unless

@@ -61,10 +61,14 @@ final class ClusterPublisher {
 
     private let normalizedInboxes: Set<String>
 
-    /// Whether an arrival is the cluster's: dropped in one of `[Cluster] Inboxes=`.
-    func feeds(_ arrival: Arrival) -> Bool {
+    /// Whether an arrival was dropped in one of `[Cluster] Inboxes=`.
+    func serves(_ arrival: Arrival) -> Bool {
         arrival.origin == .dropped && normalizedInboxes.contains(ConfigurationParser.normalized(arrival.directory.path))
     }
+
+    /// Whether an arrival goes to the cluster: dropped in one of its Inboxes, and a single file (the cluster carries
+    /// no package document yet: one is delivered on this host, and `Router` says so).
+    func feeds(_ arrival: Arrival) -> Bool { !arrival.isPackage && serves(arrival) }
 
     /// How many files wait in the outbox (sent or not).
     var waitingCount: Int { waiting.count - head + sent.count }

@@ -223,6 +223,11 @@ final class Router {
                                        binding: typed.binding, through: publisher)
         case .deliver(let chosen, let chosenBy, _):
             handler = chosen
+            if arrival.isPackage, publisher?.serves(arrival) == true {
+                logger.log(.notice, "\(arrival.shown) is a package document, which the cluster does not carry: "
+                           + "delivered on this host, to \(chosen)", fields: [
+                    "INBOX_FILE": arrival.shown, "INBOX_DELIVERY_ID": arrival.id, "INBOX_HANDLER": chosen])
+            }
             placed = placement.deliver(arrival, to: chosen, chosenBy: chosenBy, type: typed.type, leased: typed.leased,
                                        binding: typed.binding)
         case .park(let requested, let reason):
