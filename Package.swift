@@ -25,7 +25,7 @@ let package = Package(
         // libcups: printing through the destination API (Debian's libcups2-dev ships no pkg-config file).
         .systemLibrary(name: "CCups", providers: [.apt(["libcups2-dev"])]),
         // libnats: the NATS client (core NATS, JetStream, key-value) of the cluster layer (InboxSystem/Cluster/).
-        .systemLibrary(name: "CNats", pkgConfig: "libnats", providers: [.apt(["libnats-dev"])]),
+        .systemLibrary(name: "CNats", pkgConfig: "libnats", providers: [.apt(["libnats-dev", "libssl-dev"])]),
         // What Swift cannot call: variadic syscall(), the child side of spawning.
         .target(name: "CShims"),
         // The Linux layer (Base/, Files/, Inotify/, EventLoop/, Journal/, Sniffing/, ...) and, in its own folders, the
