@@ -329,6 +329,49 @@ final class ClusterWorld: @unchecked Sendable {
         for record in world.records() { #expect(expected[record.name] == record.digest) }
     }
 
+    /// The server gives a message out again while its delivery still runs on this host (the worker's cluster child
+    /// stalled past AckWait, so no in-progress ack reached the server): the handler runs once per file, under the
+    /// file's own name, the second message is said in the journal, and both are answered when the delivery ends.
+    @Test(.enabled(if: NatsServer.available)) func aMessageGivenOutAgainWhileItRunsHereIsDeliveredOnce() throws {
+        let world = try ClusterWorld(workers: 1, ackWait: "1s", sleep: "6")
+        let worker = world.workers[0]
+        let expected = try world.burst(2)
+        _ = try Journal.wait(for: ["_PID=\(worker.pid)", "MESSAGE_ID=\(JournalEvent.received.messageID)"], count: 2,
+                             timeout: 60)
+        let child = try #require(Self.child(of: worker.pid, named: "inboxd-cluster"), "the worker's cluster child")
+        kill(child, SIGSTOP)
+        Thread.sleep(forTimeInterval: 3)
+        kill(child, SIGCONT)
+        let again = try Journal.wait(for: ["_PID=\(worker.pid)", "MESSAGE_ID=\(JournalEvent.received.messageID)",
+                                           "INBOX_REDELIVERED=1"], timeout: 30)
+        #expect((again.first?["MESSAGE"] as? String)?.contains("not delivered twice") == true)
+        try world.waitForAll(expected, timeout: 60)
+        // Long enough for a second run of either to have ended, had there been one.
+        Thread.sleep(forTimeInterval: 8)
+        let records = world.records()
+        #expect(records.count == 2, "each file ran once: \(records.map(\.name))")
+        for record in records { #expect(expected[record.name] == record.digest) }
+        let connection = try world.connect()
+        defer { connection.close() }
+        try waitUntil("the stream is empty", timeout: 30) {
+            try connection.jetStream().stream(world.names.stream)?.messages == 0
+        }
+    }
+
+    /// A child process of `parent` by its command name (/proc/PID/stat), if there is one.
+    static func child(of parent: pid_t, named name: String) -> pid_t? {
+        let entries = (try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? []
+        for entry in entries {
+            guard let pid = pid_t(entry),
+                  let stat = try? String(contentsOfFile: "/proc/\(entry)/stat", encoding: .utf8),
+                  let open = stat.firstIndex(of: "("), let close = stat.lastIndex(of: ")") else { continue }
+            let comm = stat[stat.index(after: open)..<close]
+            let rest = stat[stat.index(close, offsetBy: 2)...].split(separator: " ")
+            if comm == name.prefix(15), rest.count > 1, pid_t(rest[1]) == parent { return pid }
+        }
+        return nil
+    }
+
     /// A 200 MiB file goes through the object store in chunks and arrives whole.
     @Test(.enabled(if: NatsServer.available)) func aLargeFileArrivesWhole() throws {
         let world = try ClusterWorld(workers: 1, ackWait: "30s")

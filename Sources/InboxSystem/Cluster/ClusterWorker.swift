@@ -24,6 +24,10 @@ final class ClusterWorker {
     private var requested: [String: Int] = [:]
     private var holding: [String: Int] = [:]
     private var served: [String] = []
+    /// Per stream sequence, the messages of a delivery still here: the one taken, then any the server gave out again
+    /// while it was (its AckWait ran out while the in-progress acks could not reach the server: the child stalled, the
+    /// server was away). Those are not delivered a second time: all are answered when the delivery ends.
+    private var here: [UInt64: [ClusterTicket]] = [:]
     private var cluster: String { settings.names.name }
     /// Takes a fetched file as an arrival (the router).
     var take: (Arrival) -> Void = { _ in }
@@ -121,8 +125,18 @@ final class ClusterWorker {
         // Closed once it has a name: a descriptor open for writing would count as a writer when its handler starts.
         var content: FileDescriptor? = work.content
         defer { content?.close() }
-        guard let intake else { return refuse(ticket, "this host has no intake/ directory") }
         let message = work.delivery
+        if here[work.sequence] != nil {
+            here[work.sequence]?.append(ticket)
+            logger.log(.info, "Received \(message.name) for \(handler) again through cluster \(cluster) (delivered "
+                       + "\(work.delivered) times) while its delivery here goes on: not delivered twice, answered when "
+                       + "it ends", event: .received, fields: [
+                "INBOX_DELIVERY_ID": message.id, "INBOX_HANDLER": handler, "INBOX_SOURCE_HOST": message.sourceHost,
+                "INBOX_CLUSTER": cluster, "INBOX_CLUSTER_SEQUENCE": String(work.sequence), "INBOX_REDELIVERED": "1"])
+            return changed()
+        }
+        here[work.sequence] = [ticket]
+        guard let intake else { return refuse(ticket, "this host has no intake/ directory") }
         // Under a name of its own in intake/, marked as the cluster's: a restart gives it back, never delivers it.
         let staged = "cluster-\(work.sequence)-\(message.id)"
         let attributes = ExtendedAttributes(work.content)
@@ -186,8 +200,9 @@ final class ClusterWorker {
     }
 
     private func answer(_ ticket: ClusterTicket, _ verdict: ClusterVerdict) {
-        holding[ticket.handler] = max(0, holding[ticket.handler, default: 0] - 1)
-        if ticket.link == linkNumber, let link {
+        for ticket in here.removeValue(forKey: ticket.sequence) ?? [ticket] {
+            holding[ticket.handler] = max(0, holding[ticket.handler, default: 0] - 1)
+            guard ticket.link == linkNumber, let link else { continue }
             switch verdict {
             case .handled: link.answer(ticket.reference, .ack)
             case .again(let delay): link.answer(ticket.reference, .nak(delay: delay))
