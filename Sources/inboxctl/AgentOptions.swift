@@ -153,3 +153,29 @@ extension AgentSettings {
         }
     }
 }
+
+/// The running agent's view of the file system (`ServiceView`): what its sandbox lets it and its handlers write.
+enum AgentView {
+    /// The view of the agent running for `runtime`, or why there is none to check against.
+    static func find(runtime: String) -> Result<ServiceView, Unavailable> {
+        guard let status = AgentOptions.runningStatus(in: runtime) else { return .failure(.notRunning) }
+        do { return .success(try ServiceView.process(status.pid)) } catch {
+            return .failure(.unreadable(pid: status.pid, error))
+        }
+    }
+
+    /// Why the agent's sandbox was not looked at.
+    enum Unavailable: Error, CustomStringConvertible {
+        case notRunning
+        case unreadable(pid: Int32, SystemError)
+
+        var description: String {
+            switch self {
+            case .notRunning:
+                "no agent runs for this instance, so paths were not checked against its sandbox"
+            case .unreadable(let pid, let error):
+                "the agent's sandbox (PID \(pid)) was not checked: \(error) (its user or root can)"
+            }
+        }
+    }
+}

@@ -12,6 +12,8 @@ enum HandlersCommand: InboxctlCommand {
 
         With no argument, every registration file in the search path with its state: active, masked (a
         symlink to /dev/null) or broken (with its first error as file:line), and its document types.
+        A registration whose ReadWritePaths= the running agent's sandbox makes read-only, hides or
+        keeps private (its handlers run inside it) is marked, with a 'sandbox:' line and the cure.
         With FILE or --type UTI, the candidate handlers, best first: their rank, the type they matched,
         its distance from the file's type, the name pattern that matched FILE's name and whether
         defaults.conf prefers them; the chosen one is marked with '*' and the reason. A FILE in an Inbox
@@ -47,8 +49,18 @@ enum HandlersCommand: InboxctlCommand {
         guard let settings = parsed.agent.settings() else { return 1 }
         guard file != nil || type != nil else {
             let loaded = HandlerCatalog.load(settings).loaded
-            Inboxctl.write(json ? registrationsJSON(loaded)
-                           : registrationsText(loaded) + bindingsText(settings.inboxSections, loaded), to: 1)
+            // What the running agent's sandbox does to the paths registrations grant (its handlers run inside it).
+            var sandbox: [Diagnostic] = []
+            var unchecked: String?
+            if loaded.registrations.contains(where: { !$0.readWritePaths.isEmpty && $0.unit == nil }) {
+                switch AgentView.find(runtime: settings.runtimeDirectory) {
+                case .success(let view): sandbox = view.diagnostics(for: loaded.registrations)
+                case .failure(let why): unchecked = why.description
+                }
+            }
+            Inboxctl.write(json ? registrationsJSON(loaded, sandbox: sandbox)
+                           : registrationsText(loaded, sandbox: sandbox) + bindingsText(settings.inboxSections, loaded)
+                               + (unchecked.map { "ReadWritePaths= not checked: \($0).\n" } ?? ""), to: 1)
             return 0
         }
         guard let inspection = Inspection(settings) else { return 1 }
@@ -175,9 +187,11 @@ enum HandlersCommand: InboxctlCommand {
         let registration: HandlerRegistration?
         /// What the registration loaded despite (`file:line: message`), in line order.
         var warnings: [String] = []
+        /// Paths it grants that the running agent's sandbox makes read-only, hides or keeps private.
+        var sandbox: [String] = []
     }
 
-    static func entries(_ loaded: LoadedRegistrations) -> [Entry] {
+    static func entries(_ loaded: LoadedRegistrations, sandbox: [Diagnostic] = []) -> [Entry] {
         func stem(_ path: String) -> String {
             let name = lastPathComponent(path)
             let suffixes = RegistrationLoader.suffixes + RegistrationBundle.suffixes
@@ -191,7 +205,8 @@ enum HandlersCommand: InboxctlCommand {
         var entries = loaded.registrations.map { registration in
             Entry(identifier: registration.identifier, state: "active", path: registration.path, error: nil,
                   registration: registration, warnings: warnings.filter { inFile($0, registration.path) }
-                      .sorted { $0.location.line < $1.location.line }.map { "\($0.location): \($0.message)" })
+                      .sorted { $0.location.line < $1.location.line }.map { "\($0.location): \($0.message)" },
+                  sandbox: sandbox.filter { inFile($0, registration.path) }.map { "\($0.location): \($0.message)" })
         }
         entries += loaded.masked.map {
             Entry(identifier: stem($0), state: "masked", path: $0, error: nil, registration: nil)
@@ -207,14 +222,16 @@ enum HandlersCommand: InboxctlCommand {
         return entries.sorted { stem($0.path) < stem($1.path) }
     }
 
-    static func registrationsText(_ loaded: LoadedRegistrations) -> String {
-        let entries = entries(loaded)
+    static func registrationsText(_ loaded: LoadedRegistrations, sandbox: [Diagnostic] = []) -> String {
+        let entries = entries(loaded, sandbox: sandbox)
         guard !entries.isEmpty else { return "No registrations.\n" }
         let width = entries.map(\.identifier.count).max() ?? 0
         var text = ""
         for entry in entries {
-            text += entry.identifier.padding(to: width + 2) + entry.state.padding(to: 8) + entry.path + "\n"
+            text += entry.identifier.padding(to: width + 2) + entry.state.padding(to: 8) + entry.path
+                + (entry.sandbox.isEmpty ? "" : "  (cannot write what it is granted: see sandbox)") + "\n"
             if let error = entry.error { text += "  error: \(error)\n" }
+            for problem in entry.sandbox { text += "  sandbox: \(problem)\n" }
             for warning in entry.warnings { text += "  warning: \(warning)\n" }
             for documentType in entry.registration?.documentTypes ?? [] {
                 let types = documentType.contentTypes.isEmpty ? "any type" : documentType.contentTypes.joined(separator: " ")
@@ -238,8 +255,8 @@ enum HandlersCommand: InboxctlCommand {
         }.joined()
     }
 
-    static func registrationsJSON(_ loaded: LoadedRegistrations) -> String {
-        let objects = entries(loaded).map { entry in
+    static func registrationsJSON(_ loaded: LoadedRegistrations, sandbox: [Diagnostic] = []) -> String {
+        let objects = entries(loaded, sandbox: sandbox).map { entry in
             let documentTypes = (entry.registration?.documentTypes ?? []).map { documentType in
                 JSONText.object([
                     ("name", JSON.quote(documentType.name)),
@@ -259,6 +276,7 @@ enum HandlersCommand: InboxctlCommand {
                 ("path", JSON.quote(entry.path)),
                 ("error", entry.error.map(JSON.quote) ?? "null"),
                 ("warnings", JSONText.array(entry.warnings)),
+                ("sandbox", JSONText.array(entry.sandbox)),
                 ("documentTypes", "[" + documentTypes.joined(separator: ",") + "]"),
             ])
         }

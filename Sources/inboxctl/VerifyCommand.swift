@@ -5,7 +5,7 @@ import InboxSystem
 enum VerifyCommand: InboxctlCommand {
     static let name = "verify"
     static let summary = "Check registration and configuration files"
-    static let usage = "inboxctl verify [--handlers DIR]... [--strict] [--json] [PATH...]"
+    static let usage = "inboxctl verify [--handlers DIR]... [--runtime-dir DIR] [--strict] [--json] [PATH...]"
 
     static let help = """
         OVERVIEW: Check registration files and configuration files without the agent.
@@ -13,7 +13,9 @@ enum VerifyCommand: InboxctlCommand {
         Each problem is printed as 'file:line: message' (a binary plist has no lines: 'file:
         key path: message'), then, when no file has an error, one line: 'N registrations, M
         warnings'. The exit status is 1 when any file has an error, or with --strict a warning
-        (an unknown key, a content type no type declares: what the agent loads anyway). A PATH
+        (an unknown key, a content type no type declares: what the agent loads anyway; a path
+        ReadWritePaths= grants, or a directory inboxd.conf names, that the running agent's sandbox
+        makes read-only, hides or keeps private, with the drop-in that cures it). A PATH
         may be a registration (*.handler, an Info.plist *.plist, or a bundle NAME.app or
         NAME.bundle), a directory of them, defaults.conf or inboxd.conf. With no PATH, the
         handlers.d search path is checked (or the --handlers directories).
@@ -22,6 +24,8 @@ enum VerifyCommand: InboxctlCommand {
 
         OPTIONS:
           --handlers DIR          Check the registrations in DIR (repeatable)
+          --runtime-dir DIR       The running agent whose sandbox paths are checked against (the
+                                  instance's by default: /run/inboxd for root)
           --strict                Fail on warnings too (for CI and configuration management)
           --json                  Print one JSON document: every problem, with its file and line
           -h, --help              Show help information
@@ -31,7 +35,8 @@ enum VerifyCommand: InboxctlCommand {
     /// The host's MIME database, so that a misspelt MIME type in ContentTypes= is noticed as the agent would.
     static var hostMIME: MIMEDatabase { MIMEDatabaseLoader.load(directories: MIMEDatabaseLoader.defaultDirectories()).database }
 
-    static let options = CommandOptions([.value("--handlers"), .flag("--strict"), .flag("--json")], agentOptions: false,
+    static let options = CommandOptions([.value("--handlers"), .value("--runtime-dir"), .flag("--strict"), .flag("--json")],
+                                        agentOptions: false,
                                         positionals: .any)
 
     /// What was checked: the problems found, and how many registrations (that load) and configuration files.
@@ -49,6 +54,7 @@ enum VerifyCommand: InboxctlCommand {
 
     static func run(_ parsed: ParsedOptions) -> CInt {
         let paths = parsed.positionals, directories = parsed.values("--handlers")
+        let runtime = parsed.value("--runtime-dir") ?? instanceRuntime
         let strict = parsed.flag("--strict"), json = parsed.flag("--json")
         if paths.isEmpty {
             // The search path of the instance inboxctl runs as: a user's own handlers.d comes first, as for their agent.
@@ -57,22 +63,25 @@ enum VerifyCommand: InboxctlCommand {
             let searchPath = directories.isEmpty ? defaults : directories
             let loaded = RegistrationLoader.load(directories: searchPath, mime: hostMIME)
             let missing = RegistrationLoader.missingDirectoryWarnings(loaded, defaults: defaults)
-            let checked = Checked(diagnostics: missing + loaded.diagnostics, registrations: loaded.registrations.count)
+            let sandbox = sandboxDiagnostics(loaded.registrations, runtime: runtime)
+            let checked = Checked(diagnostics: missing + loaded.diagnostics + sandbox,
+                                  registrations: loaded.registrations.count)
             return report(checked, checked: "the handlers.d search path", strict: strict, json: json)
         }
         var checked = Checked()
         for path in paths {
-            checked += check(path, handlers: directories)
+            checked += check(path, handlers: directories, runtime: runtime)
         }
         return report(checked, checked: paths.count == 1 ? paths[0] : "\(paths.count) paths", strict: strict, json: json)
     }
 
-    static func check(_ path: String, handlers: [String] = []) -> Checked {
+    static func check(_ path: String, handlers: [String] = [], runtime: String = instanceRuntime) -> Checked {
         let name = lastPathComponent(path)
         let isBundle = RegistrationBundle.isBundleName(name) && RegistrationBundle.isDirectory(path)
         if !isBundle, let st = try? FileSystem.status(path), EntryKind(mode: st.st_mode) == .directory {
             let loaded = RegistrationLoader.load(directories: [path], mime: hostMIME)
-            return Checked(diagnostics: loaded.diagnostics, registrations: loaded.registrations.count)
+            return Checked(diagnostics: loaded.diagnostics + sandboxDiagnostics(loaded.registrations, runtime: runtime),
+                           registrations: loaded.registrations.count)
         }
         if isBundle || RegistrationLoader.suffixes.contains(where: { name.hasSuffix($0) }) {
             let parsed: RegistrationFile
@@ -89,8 +98,9 @@ enum VerifyCommand: InboxctlCommand {
             let claims = ClaimResolver.resolve(&registrations, database: database,
                                                alreadyReported: parsed.typeReferences.unknownIdentifiers(in: database)).diagnostics
             let printer = parsed.registration.flatMap(printerDiagnostic)
+            let sandbox = program == nil ? sandboxDiagnostics(registrations, runtime: runtime) : []
             let diagnostics = parsed.diagnostics + typeDiagnostics + unknown + claims + (program.map { [$0] } ?? [])
-                + (printer.map { [$0] } ?? [])
+                + (printer.map { [$0] } ?? []) + sandbox
             let loads = parsed.registration != nil && program == nil && !diagnostics.contains(where: \.isError)
             return Checked(diagnostics: diagnostics, registrations: loads ? 1 : 0)
         }
@@ -102,13 +112,48 @@ enum VerifyCommand: InboxctlCommand {
             if name == "defaults.conf" {
                 diagnostics = ConfigurationParser.parseDefaults(bytes, path: path).diagnostics
             } else if name.hasSuffix(".conf") {
-                diagnostics = agentDiagnostics(bytes, path: path, handlers: handlers)
+                diagnostics = agentDiagnostics(bytes, path: path, handlers: handlers, runtime: runtime)
             } else {
                 return Checked(diagnostics: [Diagnostic(.error, at: SourceLocation(file: path, line: 1),
                                                         "not a registration (*.handler, *.plist), defaults.conf or inboxd.conf")])
             }
         }
         return Checked(diagnostics: diagnostics, configurationFiles: 1)
+    }
+
+    /// The runtime directory of the instance inboxctl runs as (the system's for root): where its agent says its PID.
+    static var instanceRuntime: String {
+        AgentSettings.defaults(environment: CurrentProcess.environmentVariables, isRoot: CurrentProcess.isRoot).runtime
+    }
+
+    /// What the running agent's sandbox does to the paths these registrations grant (ReadWritePaths=): a warning per
+    /// path it makes read-only, hides or keeps private (its handlers run inside it), with the cure; a notice once when
+    /// there is no agent to ask or its view cannot be read.
+    static func sandboxDiagnostics(_ registrations: [HandlerRegistration], runtime: String) -> [Diagnostic] {
+        let granting = registrations.filter { !$0.readWritePaths.isEmpty && $0.unit == nil }
+        guard let first = granting.first else { return [] }
+        switch AgentView.find(runtime: runtime) {
+        case .success(let view):
+            return view.diagnostics(for: granting)
+        case .failure(let why):
+            let location = first.readWritePathLocations[first.readWritePaths[0]] ?? SourceLocation(file: first.path, line: 1)
+            return [Diagnostic(.notice, at: location, "ReadWritePaths= not checked: \(why)")]
+        }
+    }
+
+    /// The same for the directories inboxd.conf names for the agent to write (drop Inboxes, StateDirectory=).
+    static func sandboxDiagnostics(_ configuration: AgentConfiguration, path: String, runtime: String) -> [Diagnostic] {
+        guard !configuration.inboxes.isEmpty || !configuration.inboxSections.isEmpty
+                || configuration.stateDirectory != nil else { return [] }
+        switch AgentView.find(runtime: runtime) {
+        case .success(let view):
+            return view.findings(for: configuration).map { finding, location in
+                Diagnostic(.warning, at: location ?? SourceLocation(file: path, line: 1), finding.message(unit: view.unit))
+            }
+        case .failure(let why):
+            return [Diagnostic(.notice, at: SourceLocation(file: path, line: 1),
+                               "directories not checked against the agent's sandbox: \(why)")]
+        }
     }
 
     /// A `Print=` destination the CUPS server does not know, or one that is stopped or refuses jobs: a warning at its
@@ -131,8 +176,9 @@ enum VerifyCommand: InboxctlCommand {
 
     /// inboxd.conf's diagnostics, and a warning for each [Inbox] bound to a handler that its search path (--handlers,
     /// its HandlersDirectory=, or the instance's) does not register.
-    static func agentDiagnostics(_ bytes: [UInt8], path: String, handlers: [String]) -> [Diagnostic] {
-        let (configuration, diagnostics) = ConfigurationParser.parseAgent(bytes, path: path)
+    static func agentDiagnostics(_ bytes: [UInt8], path: String, handlers: [String], runtime: String) -> [Diagnostic] {
+        let (configuration, parsed) = ConfigurationParser.parseAgent(bytes, path: path)
+        let diagnostics = parsed + sandboxDiagnostics(configuration, path: path, runtime: runtime)
         guard configuration.inboxSections.contains(where: { $0.handler != nil }) else { return diagnostics }
         let searchPath = !handlers.isEmpty ? handlers
             : !configuration.handlerDirectories.isEmpty ? configuration.handlerDirectories

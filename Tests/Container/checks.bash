@@ -926,16 +926,47 @@ check_inbox_other_mount() {
 
 # A handler that writes outside its container, as the unit's comments say: /srv/photos in
 # its registration's ReadWritePaths= and in a drop-in. Without the drop-in the unit's
-# read-only file system stops it; with it, its copy lands there.
+# read-only file system stops it, and the agent says so when it loads the registration
+# (inboxctl verify --strict fails, inboxctl handlers marks it), with the drop-in's text;
+# with the drop-in, nothing is said and its copy lands there.
 check_handler_output_elsewhere() {
-    local after
+    local after out restarted registration=/etc/inboxd/handlers.d/test.inboxd.photos.handler
     inside install -d -m 0755 /srv/photos || return 1
+    after=$(cursor)
+    inside systemctl reload inboxd.service || return 1
+    wait_for 30 "the sandbox warning at load" logged "$after" \
+        'ReadWritePaths=/srv/photos is read-only where inboxd.service runs (its sandbox mounts / read-only)' || {
+        unit_log "$after" --output=cat | tail -n 5 | sed 's/^/    /'
+        return 1
+    }
+    unit_log "$after" --output=cat --grep='ReadWritePaths=/srv/photos' | sed 's/^/    at load: /'
+    logged "$after" '`systemctl edit inboxd.service`, add `[Service]` and `ReadWritePaths=/srv/photos`, then `systemctl restart inboxd.service`' ||
+        return 1
+    entry "$after" CONFIG_FILE="$registration" CONFIG_LINE=9 PRIORITY=4 || {
+        echo "    no warning at $registration:9"
+        return 1
+    }
+    if out=$(inside inboxctl verify --strict "$registration" 2>&1); then
+        echo "    inboxctl verify --strict passed without the drop-in: $out"
+        return 1
+    fi
+    [[ $out == *"$registration:9: warning: ReadWritePaths=/srv/photos is read-only where inboxd.service runs"* ]] || {
+        printf '%s\n' "$out" | sed 's/^/    inboxctl verify: /'
+        return 1
+    }
+    echo "    inboxctl verify --strict: exit 1, warning at $registration:9"
+    out=$(inside inboxctl handlers) || return 1
+    [[ $out == *"test.inboxd.photos "*"(cannot write what it is granted: see sandbox)"* ]] || {
+        printf '%s\n' "$out" | grep -A2 test.inboxd.photos | sed 's/^/    inboxctl handlers: /'
+        return 1
+    }
     printf 'shot\n' | as sender sh -c 'cd && cat >one.photo && cp one.photo two.photo' || return 1
     after=$(cursor)
     as sender sh -c 'cd && inboxctl send --inbox "$1" one.photo' sh "$spool" >/dev/null || return 1
     wait_for 30 "the photos handler's line" logged "$after" 'photos: ' || return 1
     unit_log "$after" --output=cat --grep='^photos: ' | sed 's/^/    without the drop-in: /'
     logged "$after" 'photos: cannot keep one.photo: Read-only file system' || return 1
+    restarted=$(cursor)
     inside sh -c 'mkdir -p /etc/systemd/system/inboxd.service.d &&
         printf "[Service]\nReadWritePaths=/srv/photos\n" >/etc/systemd/system/inboxd.service.d/photos.conf &&
         systemctl daemon-reload && systemctl restart inboxd.service' || return 1
@@ -947,6 +978,14 @@ check_handler_output_elsewhere() {
         return 1
     }
     unit_log "$after" --output=cat --grep='^photos: ' | sed 's/^/    with the drop-in: /'
+    if logged "$restarted" 'ReadWritePaths=/srv/photos is'; then
+        echo "    still warned of with the drop-in"
+        return 1
+    fi
+    out=$(inside inboxctl verify --strict "$registration" 2>&1) || {
+        printf '%s\n' "$out" | sed 's/^/    inboxctl verify --strict with the drop-in: /'
+        return 1
+    }
     inside sh -c 'rm /etc/systemd/system/inboxd.service.d/photos.conf && systemctl daemon-reload &&
         systemctl restart inboxd.service' || return 1
     wait_for 60 "active (running) after the restart" running

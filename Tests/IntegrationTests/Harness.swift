@@ -77,9 +77,11 @@ final class AgentHarness: @unchecked Sendable {
     }
 
     /// Starts inboxd on this world's directories; `environment` adds to (or replaces) the test's own variables.
-    /// `waitForStatus: false` returns as soon as the process runs (a test that watches start-up itself).
+    /// `waitForStatus: false` returns as soon as the process runs (a test that watches start-up itself). `through`
+    /// is a command that ends by exec'ing its last arguments (the agent's path and arguments follow it), so the
+    /// process's PID is the agent's: a mount namespace of its own, say.
     func start(_ extraArguments: [String] = [], config: String? = nil, environment: [String: String] = [:],
-               waitForStatus: Bool = true) throws {
+               waitForStatus: Bool = true, through prefix: [String] = []) throws {
         var arguments = ["--inbox", inbox.path, "--handlers", handlers.path, "--state", state.path,
                          "--runtime-dir", runtime.path, "--defaults", root.appendingPathComponent("defaults.conf").path]
         if let config {
@@ -88,8 +90,13 @@ final class AgentHarness: @unchecked Sendable {
             arguments += ["--config", url.path]
         }
         let process = Process()
-        process.executableURL = Binaries.inboxd
-        process.arguments = arguments + extraArguments
+        if let first = prefix.first {
+            process.executableURL = URL(fileURLWithPath: first)
+            process.arguments = prefix.dropFirst() + [Binaries.inboxd.path] + arguments + extraArguments
+        } else {
+            process.executableURL = Binaries.inboxd
+            process.arguments = arguments + extraArguments
+        }
         if !environment.isEmpty {
             process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
         }

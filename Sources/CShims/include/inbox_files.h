@@ -48,6 +48,7 @@ static inline int inbox_openat2(int dirfd, const char *path, int flags, unsigned
 #define INBOX_RESOLVE_NO_MAGICLINKS RESOLVE_NO_MAGICLINKS
 #define INBOX_RESOLVE_NO_SYMLINKS RESOLVE_NO_SYMLINKS
 #define INBOX_RESOLVE_BENEATH RESOLVE_BENEATH
+#define INBOX_RESOLVE_IN_ROOT RESOLVE_IN_ROOT
 // fchownat(2) on the descriptor itself (an O_PATH one included), declared by glibc only under _GNU_SOURCE.
 #define INBOX_AT_EMPTY_PATH 0x1000
 

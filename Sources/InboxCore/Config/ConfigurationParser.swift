@@ -23,12 +23,19 @@ public enum ConfigurationParser {
             switch entry.key {
             case "Inbox":
                 if value.isEmpty { configuration.inboxes.removeAll() }
-                else if let path = absolutePath(entry, sink: &sink) { configuration.inboxes.append(path) }
+                else if let path = absolutePath(entry, sink: &sink) {
+                    configuration.inboxes.append(path)
+                    configuration.pathLocations[path] = sink.location(entry.line)
+                }
             case "HandlersDirectory":
                 if value.isEmpty { configuration.handlerDirectories.removeAll() }
-                else if let path = absolutePath(entry, sink: &sink) { configuration.handlerDirectories.append(path) }
+                else if let path = absolutePath(entry, sink: &sink) {
+                    configuration.handlerDirectories.append(path)
+                    configuration.pathLocations[path] = sink.location(entry.line)
+                }
             case "StateDirectory":
                 configuration.stateDirectory = value.isEmpty ? nil : absolutePath(entry, sink: &sink)
+                if let path = configuration.stateDirectory { configuration.pathLocations[path] = sink.location(entry.line) }
             case "MaxConcurrent":
                 configuration.maxConcurrent = positiveInteger(entry, sink: &sink)
             case "MaxAttempts":

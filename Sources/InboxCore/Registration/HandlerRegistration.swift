@@ -61,6 +61,8 @@ public struct HandlerRegistration: Sendable, Hashable {
     public var environment: [String: String]
     /// ReadWritePaths=: absolute paths the handler may write beneath, besides its Documents/ and tmp/.
     public var readWritePaths: [String] = []
+    /// Where each ReadWritePaths= path was given (its last), for a warning about it.
+    public var readWritePathLocations: [String: SourceLocation] = [:]
     /// RequireLandlock=yes: refuse to run this handler where the kernel cannot sandbox it.
     public var requiresLandlock = false
     /// Limit*= keys (LimitNOFILE=, LimitAS=, ...), one per key, applied to each of its processes.

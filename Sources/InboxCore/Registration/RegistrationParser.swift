@@ -83,6 +83,7 @@ public enum RegistrationParser {
             environment: handler.environment, documentTypes: documentTypes, exportedTypes: exportedTypes,
             importedTypes: importedTypes, path: path)
         registration.readWritePaths = handler.readWritePaths
+        registration.readWritePathLocations = handler.readWritePathLocations
         registration.requiresLandlock = handler.requiresLandlock
         registration.outputLimit = handler.outputLimit
         registration.limits = HandlerLimit.Key.allCases.compactMap { handler.limits[$0] }
@@ -137,6 +138,7 @@ private struct HandlerSection {
     var maxConcurrent: Int?
     var environment: [String: String] = [:]
     var readWritePaths: [String] = []
+    var readWritePathLocations: [String: SourceLocation] = [:]
     var requiresLandlock = false
     var outputLimit: Int64? = HandlerRegistration.defaultOutputLimit
     var limits: [HandlerLimit.Key: HandlerLimit] = [:]
@@ -272,6 +274,7 @@ private struct HandlerSection {
                     let path = word.hasPrefix("-") ? String(word.dropFirst()) : String(word)
                     if path.hasPrefix("/") && !path.utf8.contains(0) {
                         readWritePaths.append(path)
+                        readWritePathLocations[path] = sink.location(entry.line)
                     } else {
                         sink.error(entry.line, "ReadWritePaths= needs absolute paths, got '\(String(word).abbreviated)'")
                     }

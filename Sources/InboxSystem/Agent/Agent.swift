@@ -104,7 +104,7 @@ public final class Agent {
     private static func loadCatalog(_ settings: AgentSettings, state: StateDirectories) -> HandlerCatalog {
         HandlerCatalog.load(settings, identities: .resolve(isRoot: CurrentProcess.isRoot,
                                                            containersPath: StateDirectories.paths(of: state.root.path).containers),
-                            at: EventLoop.now())
+                            view: ServiceView.own(), at: EventLoop.now())
     }
 
     /// The owners of a `[Cluster]`: a publisher when this host feeds it, a worker when it works for it; each runs a

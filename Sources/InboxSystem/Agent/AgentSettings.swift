@@ -40,6 +40,9 @@ public struct AgentSettings: Sendable {
     /// [Cluster] of inboxd.conf: the cluster this host feeds (`cluster.inboxes`) and works for (`cluster.work`);
     /// nil for none.
     public var cluster: ClusterSettings?
+    /// Where inboxd.conf gave each directory (Inbox=, [Inbox] Path=, StateDirectory=, HandlersDirectory=), by path;
+    /// one given on the command line or by default has none.
+    public var pathLocations: [String: SourceLocation] = [:]
     /// shared-mime-info directories, most important first (each holds globs2, subclasses, aliases).
     public var mimeDirectories: [String] = MIMEDatabaseLoader.defaultDirectories()
 

@@ -55,9 +55,12 @@ public final class HandlerCatalog {
         byIdentifier = Dictionary(loaded.registrations.map { ($0.identifier, $0) }, uniquingKeysWith: { first, _ in first })
     }
 
-    /// Loads what `settings` name: `mimeDirectories`, `handlerDirectories`, `defaultsFile`.
+    /// Loads what `settings` name: `mimeDirectories`, `handlerDirectories`, `defaultsFile`. With `view` (the agent's
+    /// own, or the running agent's for inboxctl), each path a registration grants and each directory the agent
+    /// writes is checked against it: one its sandbox makes read-only, hides or keeps private is a warning with the
+    /// cure (`ServiceView`).
     public static func load(_ settings: AgentSettings, identities lookup: IdentityLookup = .skip,
-                            at time: Duration = .zero) -> HandlerCatalog {
+                            view: ServiceView? = nil, at time: Duration = .zero) -> HandlerCatalog {
         var problems: [Problem] = []
         let (mime, mimeProblems) = MIMEDatabaseLoader.load(directories: settings.mimeDirectories)
         problems += mimeProblems.map { .mime($0) }
@@ -66,6 +69,14 @@ public final class HandlerCatalog {
                                                        isRoot: CurrentProcess.isRoot).handlers
         problems += RegistrationLoader.missingDirectoryWarnings(loaded, defaults: defaultSearchPath).map { .diagnostic($0) }
         problems += loaded.diagnostics.map { .diagnostic($0) }
+        if let view {
+            problems += view.diagnostics(for: loaded.registrations).map { .diagnostic($0) }
+            for (finding, location) in view.findings(for: settings) {
+                let text = finding.message(unit: view.unit)
+                problems.append(location.map { .diagnostic(Diagnostic(.warning, at: $0, text)) }
+                                ?? .message(text, file: nil, severity: .warning))
+            }
+        }
         var identities: [String: Result<Identity, Identity.LookupError>] = [:]
         if case .resolve(let isRoot, let containersPath) = lookup {
             identities = HandlerIdentities.resolve(loaded.registrations, isRoot: isRoot, containersPath: containersPath)
