@@ -172,9 +172,9 @@ enum AgentView {
         var description: String {
             switch self {
             case .notRunning:
-                "no agent runs for this instance, so paths were not checked against its sandbox"
+                "no agent runs for this instance to ask"
             case .unreadable(let pid, let error):
-                "the agent's sandbox (PID \(pid)) was not checked: \(error) (its user or root can)"
+                "the agent's view (PID \(pid)) cannot be read: \(error) (its user or root can)"
             }
         }
     }

@@ -60,7 +60,7 @@ enum HandlersCommand: InboxctlCommand {
             }
             Inboxctl.write(json ? registrationsJSON(loaded, sandbox: sandbox)
                            : registrationsText(loaded, sandbox: sandbox) + bindingsText(settings.inboxSections, loaded)
-                               + (unchecked.map { "ReadWritePaths= not checked: \($0).\n" } ?? ""), to: 1)
+                               + (unchecked.map { "ReadWritePaths= not checked against the agent's sandbox: \($0).\n" } ?? ""), to: 1)
             return 0
         }
         guard let inspection = Inspection(settings) else { return 1 }

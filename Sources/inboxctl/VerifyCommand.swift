@@ -137,7 +137,7 @@ enum VerifyCommand: InboxctlCommand {
             return view.diagnostics(for: granting)
         case .failure(let why):
             let location = first.readWritePathLocations[first.readWritePaths[0]] ?? SourceLocation(file: first.path, line: 1)
-            return [Diagnostic(.notice, at: location, "ReadWritePaths= not checked: \(why)")]
+            return [Diagnostic(.notice, at: location, "ReadWritePaths= not checked against the agent's sandbox: \(why)")]
         }
     }
 

@@ -17,10 +17,18 @@ struct ConfigurationParserTests {
             "TimeoutSec=infinity",
             "X-Site=ours"), path: "/etc/inboxd/inboxd.conf")
         #expect(diagnostics == [])
-        #expect(configuration == AgentConfiguration(
+        var expected = AgentConfiguration(
             inboxes: ["/var/spool/inboxd/Inbox", "/srv/drop"], handlerDirectories: ["/etc/inboxd/handlers.d"],
             stateDirectory: "/var/lib/inboxd", maxConcurrent: 8, maxAttempts: 5, retryDelay: .seconds(60),
-            defaultTimeout: nil, defaultTimeoutDisabled: true))
+            defaultTimeout: nil, defaultTimeoutDisabled: true)
+        // Each directory with its line, for a warning about it (a path the agent's sandbox makes read-only).
+        expected.pathLocations = [
+            "/var/spool/inboxd/Inbox": SourceLocation(file: "/etc/inboxd/inboxd.conf", line: 3),
+            "/srv/drop": SourceLocation(file: "/etc/inboxd/inboxd.conf", line: 4),
+            "/etc/inboxd/handlers.d": SourceLocation(file: "/etc/inboxd/inboxd.conf", line: 5),
+            "/var/lib/inboxd": SourceLocation(file: "/etc/inboxd/inboxd.conf", line: 6),
+        ]
+        #expect(configuration == expected)
     }
 
     @Test func emptyInboxClearsTheList() {

@@ -256,6 +256,7 @@ func normalized(_ registration: HandlerRegistration) -> HandlerRegistration {
     var result = registration
     result.path = ""
     result.typeDetails = [:]
+    result.readWritePathLocations = result.readWritePathLocations.mapValues { _ in nowhere }
     result.documentTypes = result.documentTypes.map { type in
         var type = type
         type.location = nowhere

@@ -167,7 +167,8 @@ import Testing
         #expect(try run(Binaries.inboxctl.path, ["-h"]).stdout == plain.stdout)
         #expect(try run(Binaries.inboxctl.path, ["help"]).stdout == plain.stdout)
         let verify = try run(Binaries.inboxctl.path, ["help", "verify"])
-        #expect(verify.stdout.contains("USAGE: inboxctl verify [--handlers DIR]... [--strict] [--json] [PATH...]"))
+        #expect(verify.stdout.contains(
+            "USAGE: inboxctl verify [--handlers DIR]... [--runtime-dir DIR] [--strict] [--json] [PATH...]"))
         #expect(try run(Binaries.inboxctl.path, ["verify", "--help"]).stdout == verify.stdout)
     }
 }

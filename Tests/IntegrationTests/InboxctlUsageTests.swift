@@ -60,6 +60,8 @@ import Testing
 
             With no argument, every registration file in the search path with its state: active, masked (a
             symlink to /dev/null) or broken (with its first error as file:line), and its document types.
+            A registration whose ReadWritePaths= the running agent's sandbox makes read-only, hides or
+            keeps private (its handlers run inside it) is marked, with a 'sandbox:' line and the cure.
             With FILE or --type UTI, the candidate handlers, best first: their rank, the type they matched,
             its distance from the file's type, the name pattern that matched FILE's name and whether
             defaults.conf prefers them; the chosen one is marked with '*' and the reason. A FILE in an Inbox
@@ -103,8 +105,8 @@ import Testing
         (["handlers", "--type"], "missing value for '--type'", "inboxctl handlers [FILE | --type UTI] [--json]", "handlers"),
         (["types", "--json=yes"], "option '--json' takes no value", "inboxctl types [UTI] [--tree] [--json]", "types"),
         (["verify", "--handler", "x"], "unknown option '--handler'; did you mean '--handlers'?",
-         "inboxctl verify [--handlers DIR]... [--strict] [--json] [PATH...]", "verify"),
-        (["verify", "--handlers"], "missing value for '--handlers'", "inboxctl verify [--handlers DIR]... [--strict] [--json] [PATH...]", "verify"),
+         "inboxctl verify [--handlers DIR]... [--runtime-dir DIR] [--strict] [--json] [PATH...]", "verify"),
+        (["verify", "--handlers"], "missing value for '--handlers'", "inboxctl verify [--handlers DIR]... [--runtime-dir DIR] [--strict] [--json] [PATH...]", "verify"),
         (["status", "one", "two"], "unexpected argument 'two'",
          "inboxctl status [FILE|ID] [--cluster] [--json] [--runtime-dir DIR] [agent options]", "status"),
         (["discard", "--stat", "/tmp"], "unknown option '--stat'; did you mean '--state'?", "inboxctl discard ID [--json]", "discard"),

@@ -67,7 +67,7 @@ struct ServiceSandboxTests {
         try FileManager.default.removeItem(at: world.runtime.appendingPathComponent("status.json"))
         let alone = try inboxctl(["verify", "--strict", "--runtime-dir", world.runtime.path, registration.path])
         #expect(alone.status == 0)
-        #expect((alone.stdout + alone.stderr).contains("notice: ReadWritePaths= not checked: no agent runs"))
+        #expect((alone.stdout + alone.stderr).contains("notice: ReadWritePaths= not checked against the agent's sandbox: no agent runs"))
 
         // A reload checks again.
         kill(world.pid, SIGHUP)
