@@ -117,7 +117,7 @@ class Lines:
 
 # ---- what is dropped ------------------------------------------------------------------------------------
 
-CONTENTS = ["mix", "empty", "text", "text-bare", "binary-bare"]
+CONTENTS = ["mix", "empty", "text", "text-bare", "binary-bare", "text-bare-kinds"]
 CONTENT_TEXT = {
     "mix": "the realistic mix (the test corpus: photos, PDFs, Office files, text, archives, fonts, unknown binary, "
            "misnamed and bare files)",
@@ -125,7 +125,13 @@ CONTENT_TEXT = {
     "text": "65 bytes of text named .txt (typed by its name)",
     "text-bare": "65 bytes of text without an extension (typed by its content)",
     "binary-bare": "2 KiB of random bytes without an extension (typed by its content)",
+    "text-bare-kinds": "the bare text, with a second registration claiming a kind of text (public.python-script), "
+                       "so that libmagic's database classifies it",
 }
+# What the agent of text-bare-kinds also has registered: it never gets these files (they are plain text), but its
+# claim makes a kind of text matter to the decision.
+KINDS_REGISTRATION = ("[Handler]\nIdentifier=bench.scripts\nExec=/bin/true %f\n\n"
+                      "[DocumentType]\nContentTypes=public.python-script\n")
 MIX_SIZE_LIMIT = 256 * 1024  # corpus files above it (a font) are left out of the mix: 50,000 files stay small
 
 
@@ -145,7 +151,7 @@ class Files:
     def data(self, i):
         if self.kind == "empty":
             return b""
-        if self.kind in ("text", "text-bare"):
+        if self.kind in ("text", "text-bare", "text-bare-kinds"):
             return ("inboxd benchmark file %08d: one line of plain text, no more.\n" % i)[:64].encode() + b"\n"
         if self.kind == "binary-bare":
             return random.Random(i).randbytes(2048)
@@ -192,9 +198,10 @@ class Agent:
     """One inboxd on a private Inbox, state directory and handlers.d, with one registration."""
 
     def __init__(self, inboxd, workdir, exec_line, keys=(), registration=None, identifier="bench.handler", env=None,
-                 config=None):
+                 config=None, others=None):
         """registration: the text of its one registration (with that identifier) instead of bench.handler's;
-        config: the text of an inboxd.conf for it (--config), e.g. its [Cluster]."""
+        config: the text of an inboxd.conf for it (--config), e.g. its [Cluster]; others: more registrations, by
+        identifier."""
         self.dir = workdir
         # Handlers run under identities of their own: they must reach the stamp log beside this.
         os.chmod(os.path.dirname(workdir), 0o755)
@@ -210,6 +217,9 @@ class Agent:
             f.write(registration or "[Handler]\nIdentifier=bench.handler\nExec=%s\n%sReadWritePaths=%s\n"
                     "[DocumentType]\nContentTypes=public.data\nRank=Owner\n"
                     % (exec_line, "".join(key + "\n" for key in keys), os.path.dirname(workdir)))
+        for other, text in (others or {}).items():
+            with open(os.path.join(handlers, other + ".handler"), "w") as f:
+                f.write(text)
         self.container_inbox = os.path.join(self.state, "containers", identifier, "Inbox")
         self.stderr_path = os.path.join(workdir, "agent.stderr")
         argv = [inboxd, "--inbox", self.inbox, "--handlers", handlers, "--state", self.state,
@@ -400,7 +410,9 @@ class InboxdSubject:
                     "MaxInFlight=%d" % self.args.max_in_flight]
         else:
             exec_line, keys = self.tools["stamp"] + " --batch %F", ["BatchSize=%d" % self.args.batch_size]
-        self.agent = Agent(self.binary, workdir, exec_line, keys + ["Environment=STAMP_LOG=" + log])
+        kinds = self.files is not None and self.files.kind == "text-bare-kinds"
+        self.agent = Agent(self.binary, workdir, exec_line, keys + ["Environment=STAMP_LOG=" + log],
+                           others={"bench.scripts": KINDS_REGISTRATION} if kinds else None)
 
     def stage(self, count, prefix, files=None):
         return self.agent.stage(count, prefix, files)
@@ -1214,7 +1226,7 @@ def main():
     parser.add_argument("--contents", default="mix,empty",
                         help="the files every scenario but content and resolution drops, comma-separated, each in runs of "
                              "its own; the targets are the first's (default mix,empty): " + ", ".join(CONTENTS))
-    parser.add_argument("--content-kinds", default="empty,text,text-bare,binary-bare",
+    parser.add_argument("--content-kinds", default="empty,text,text-bare,binary-bare,text-bare-kinds",
                         help="the kinds of the content scenario, side by side in the same rounds")
     parser.add_argument("--content-modes", default="launch,resident", help="launch, resident or both, for the content scenario")
     parser.add_argument("--content-count", type=int, default=3000, help="files per burst of the content scenario")
@@ -1245,7 +1257,8 @@ def main():
             args.incrond_ok = True
     args.content_kinds = parse_list(args.content_kinds, CONTENTS, "--content-kinds")
     args.content_modes = parse_list(args.content_modes, ["launch", "resident"], "--content-modes")
-    contents = parse_list(args.contents, CONTENTS, "--contents")
+    # text-bare-kinds is a kind of the content scenario alone (its agent's second registration is made there).
+    contents = parse_list(args.contents, [c for c in CONTENTS if c != "text-bare-kinds"], "--contents")
     if not set(only) & {"latency", "throughput", "resident", "batch", "burst"}:
         contents = []  # only content and resolution, which choose their own files
     mix = None

@@ -45,7 +45,8 @@ class RegressionWarning(unittest.TestCase):
 
 class Files(unittest.TestCase):
     def test_kinds(self):
-        cases = [("empty", "f3.txt", 0), ("text", "f3.txt", 65), ("text-bare", "f3", 65), ("binary-bare", "f3", 2048)]
+        cases = [("empty", "f3.txt", 0), ("text", "f3.txt", 65), ("text-bare", "f3", 65), ("binary-bare", "f3", 2048),
+                 ("text-bare-kinds", "f3", 65)]
         for kind, name, size in cases:
             files = bench.Files(kind)
             self.assertEqual((files.name("f", 3), len(files.data(3))), (name, size), kind)

@@ -133,7 +133,7 @@ final class Inspection {
             }
         }
         let resolved: ResolvedType, sniffed: String?, note: String?
-        switch inspector.inspect(file, name: name, explicit: explicit, in: catalog.database) {
+        switch inspector.inspect(file, name: name, explicit: explicit, in: catalog.database, needs: catalog.contentNeeds) {
         case .success(let inspection):
             resolved = inspection.resolved
             sniffed = inspection.sniffedMIMEType

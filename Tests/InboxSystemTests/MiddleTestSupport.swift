@@ -22,7 +22,7 @@ final class RecordingHandoff: DeliveryHandoff {
 final class AnsweringSniffer: ContentSniffing {
     let answer: Result<Sniffed, SnifferProcess.Failure>
     init(_ answer: Result<Sniffed, SnifferProcess.Failure>) { self.answer = answer }
-    func sniffContent(_ file: FileDescriptor, classifyingText: Bool, namingBinary: Bool,
+    func sniffContent(_ file: FileDescriptor, text: ContentNeeds.Text, namingBinary: Bool,
                       refiningText: Bool) -> Result<Sniffed, SnifferProcess.Failure> { answer }
 }
 

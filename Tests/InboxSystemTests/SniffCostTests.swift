@@ -14,8 +14,9 @@ struct SniffCostTests {
     struct Sample {
         let name: String
         let bytes: [UInt8]
-        /// As the agent asks: false when the file's name claims a concrete type that can be text.
-        let classifyingText: Bool
+        /// As the agent asks: .none when the file's name claims a concrete type that can be text, or no registration
+        /// claims a kind of text (ContentNeeds); .builtin when only JSON or CSV is claimed.
+        let text: ContentNeeds.Text
         /// As the agent asks: false when the name claims a concrete type (binary nothing else names stays "data").
         var namingBinary = true
         /// Which check answers with the rules, and what.
@@ -44,30 +45,41 @@ struct SniffCostTests {
             + "]}\n").utf8)
         let short = Array("scan 2026-12-01 page 1 of 1: 4 items, total 12.50, approved by ops\n".utf8.prefix(65))
         return [
-            Sample(name: "random 2 KB (.dat)", bytes: pseudoRandom(2048), classifyingText: true, path: .libmagic,
+            Sample(name: "random 2 KB (.dat)", bytes: pseudoRandom(2048), text: .all, path: .libmagic,
                    mimeType: "application/octet-stream"),
-            Sample(name: "random 2 KB (.png)", bytes: pseudoRandom(2048), classifyingText: true, namingBinary: false,
+            Sample(name: "random 2 KB (.png)", bytes: pseudoRandom(2048), text: .all, namingBinary: false,
                    path: .quick, mimeType: "application/octet-stream"),
-            Sample(name: "JSON 1 KB, no name", bytes: json, classifyingText: true, path: .quick,
+            Sample(name: "JSON 1 KB, no name", bytes: json, text: .all, path: .quick,
                    mimeType: "application/json"),
-            Sample(name: "1.5 KB text (.txt)", bytes: text, classifyingText: false, path: .text, mimeType: "text/plain"),
-            Sample(name: "1.5 KB text, no name", bytes: text, classifyingText: true, path: .libmagic, mimeType: "text/plain"),
-            Sample(name: "zip header", bytes: zip, classifyingText: true, path: .both, mimeType: "application/zip"),
-            Sample(name: "PDF 2 KB", bytes: pdf, classifyingText: true, path: .rules, mimeType: "application/pdf"),
-            Sample(name: "PNG", bytes: png, classifyingText: true, path: .rules, mimeType: "image/png"),
-            Sample(name: "65 bytes text, no extension", bytes: short, classifyingText: true, path: .libmagic,
+            Sample(name: "1.5 KB text (.txt)", bytes: text, text: .none, path: .text, mimeType: "text/plain"),
+            Sample(name: "1.5 KB text, no name", bytes: text, text: .all, path: .libmagic, mimeType: "text/plain"),
+            Sample(name: "zip header", bytes: zip, text: .all, path: .both, mimeType: "application/zip"),
+            Sample(name: "PDF 2 KB", bytes: pdf, text: .all, path: .rules, mimeType: "application/pdf"),
+            Sample(name: "PNG", bytes: png, text: .all, path: .rules, mimeType: "image/png"),
+            Sample(name: "65 bytes text, no extension", bytes: short, text: .all, path: .libmagic,
                    mimeType: "text/plain"),
+            // What the registrations claim bounds the work: no kind of text claimed but JSON or CSV.
+            Sample(name: "65 bytes text, no extension, no kind of text claimed", bytes: short, text: .builtin,
+                   path: .quick, mimeType: "text/plain"),
+            Sample(name: "JSON 1 KB, no name, no kind of text claimed", bytes: json, text: .builtin, path: .quick,
+                   mimeType: "application/json"),
+            // A format written in text is still told from plain text when no kind of text is claimed: by the rules.
+            Sample(name: "PostScript, no name, no kind of text claimed",
+                   bytes: Array("%!PS-Adobe-3.0\n%%Creator: groff\n%%Pages: 1\n%%EndComments\nshowpage\n".utf8),
+                   text: .builtin, path: .rules, mimeType: "application/postscript"),
+            Sample(name: "random 2 KB, no name, no binary type claimed", bytes: pseudoRandom(2048), text: .builtin,
+                   namingBinary: false, path: .quick, mimeType: "application/octet-stream"),
         ]
     }()
 
     /// Median microseconds of `rounds` requests, and the last answer.
-    static func measure(_ sniffer: SnifferProcess, _ file: FileDescriptor, classifyingText: Bool, namingBinary: Bool,
+    static func measure(_ sniffer: SnifferProcess, _ file: FileDescriptor, text: ContentNeeds.Text, namingBinary: Bool,
                         rounds: Int) throws -> (Int64, Sniffed) {
         var times: [Int64] = []
         var last: Sniffed?
         for _ in 0..<rounds {
             let started = ContinuousClock.now
-            last = try sniffer.sniff(file, classifyingText: classifyingText, namingBinary: namingBinary).get()
+            last = try sniffer.sniff(file, text: text, namingBinary: namingBinary).get()
             times.append((ContinuousClock.now - started).microsecondsClamped)
         }
         return (times.sorted()[times.count / 2], try #require(last))
@@ -92,9 +104,9 @@ struct SniffCostTests {
             let file = try scratch.create("sample-\(index)")
             defer { file.close() }
             _ = sample.bytes.withUnsafeBytes { write(file.rawValue, $0.baseAddress, $0.count) }
-            let (old, oldAnswer) = try Self.measure(before, file, classifyingText: sample.classifyingText,
+            let (old, oldAnswer) = try Self.measure(before, file, text: earlier != nil ? .all : sample.text,
                                                     namingBinary: earlier != nil || sample.namingBinary, rounds: 200)
-            let (new, newAnswer) = try Self.measure(after, file, classifyingText: sample.classifyingText,
+            let (new, newAnswer) = try Self.measure(after, file, text: sample.text,
                                                     namingBinary: sample.namingBinary, rounds: 200)
             print("sniff cost: \(sample.name): \(old) -> \(new) µs (\(oldAnswer.mimeType) -> \(newAnswer.mimeType), "
                   + "\(newAnswer.path))")

@@ -168,13 +168,16 @@ do { inProcess = try ContentSniffer() } catch {
     warn("cannot load libmagic: \(error)")
     exit(1)
 }
+// What the agent's catalog would let the sniffer ask, for these registrations.
+let needs = ContentNeeds.of(loaded.registrations, in: loaded.database)
 inProcess.rules = MIMEDatabaseLoader.loadMagic(directories: MIMEDatabaseLoader.defaultDirectories()).rules
 var inProcessTimes: [Double] = []
 for _ in 0..<options.rounds {
     for file in files {
         let claim = TypeResolver.claim(explicit: nil, fileName: file.name, in: loaded.database)
         let start = clock.now
-        _ = inProcess.sniff(file.fd, classifyingText: claim.needsTextClassified)
+        let asked = needs.request(for: claim)
+        _ = inProcess.sniff(file.fd, text: asked.text, namingBinary: asked.namingBinary, refiningText: asked.refiningText)
         inProcessTimes.append(microseconds(clock.now - start))
     }
 }
@@ -188,7 +191,9 @@ for _ in 0..<options.rounds {
         let start = clock.now
         let claim = TypeResolver.claim(explicit: nil, fileName: file.name, in: loaded.database)
         let claimed = clock.now
-        let content = try? sniffer.sniff(file.fd, classifyingText: claim.needsTextClassified).get().mimeType
+        let asked = needs.request(for: claim)
+        let content = try? sniffer.sniff(file.fd, text: asked.text, namingBinary: asked.namingBinary,
+                                         refiningText: asked.refiningText).get().mimeType
         let sniffed = clock.now
         let resolved = TypeResolver.decide(claim, content: content, in: loaded.database)
         let decided = clock.now

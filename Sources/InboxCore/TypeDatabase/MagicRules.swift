@@ -383,10 +383,12 @@ extension MagicRules {
     /// searches its database only after them and stops at the first that answers, so it would say the same). For
     /// text, yes (the database names scripts and source languages), and for a container the rules named, whose
     /// kinds it tells apart. For binary that neither they nor the rules name, only when `namingBinary`: when the
-    /// decision has no claim that would stand against "some data" (TypeResolver.Claim.needsBinaryNamed).
-    public static func needsSoftMagic(rules match: Match?, quick: String, namingBinary: Bool) -> Bool {
+    /// decision has no claim that would stand against "some data" (TypeResolver.Claim.needsBinaryNamed). For text,
+    /// only when `classifyingText` (ContentNeeds.Text.all: some registration claims a kind of text).
+    public static func needsSoftMagic(rules match: Match?, quick: String, namingBinary: Bool,
+                                      classifyingText: Bool = true) -> Bool {
         switch quick.split(separator: ";").first.map({ String($0).trimmingINIWhitespace().lowercased() }) ?? "" {
-        case "text/plain": true
+        case "text/plain": classifyingText
         case "application/octet-stream": match != nil || namingBinary
         default: false
         }

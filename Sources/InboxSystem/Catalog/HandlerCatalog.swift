@@ -19,6 +19,8 @@ public final class HandlerCatalog {
     /// Some document type has NamePatterns=: only then does a file's name take part (kept here, since `index` is a
     /// copy of a struct of tables, which the router asks about every file).
     public let hasNamePatterns: Bool
+    /// What of libmagic the registrations' claims can use: the sniffer asks no more (ContentNeeds).
+    public let contentNeeds: ContentNeeds
     public let identities: [String: Result<Identity, Identity.LookupError>]
     /// What was wrong while loading, for the journal or the terminal; none of it stopped the load.
     public let problems: [Problem]
@@ -48,6 +50,7 @@ public final class HandlerCatalog {
         self.loaded = loaded
         self.bindings = bindings
         hasNamePatterns = loaded.index.hasNamePatterns
+        contentNeeds = ContentNeeds.of(loaded.registrations, in: loaded.database)
         self.preferences = preferences
         self.identities = identities
         self.problems = problems

@@ -73,7 +73,8 @@ final class ArrivalTyping {
                 }
             }
             switch inspector.inspect(arrival.file.descriptor, name: arrival.cleanName,
-                                     explicit: arrival.metadata.contentType, in: catalog.database) {
+                                     explicit: arrival.metadata.contentType, in: catalog.database,
+                                     needs: catalog.contentNeeds) {
             case .failure(let failure):
                 return .unsniffable(reason: "unsniffable: " + failure.description)
             case .success(let inspection):

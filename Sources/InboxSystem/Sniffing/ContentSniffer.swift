@@ -78,12 +78,13 @@ public final class ContentSniffer {
 
     /// The MIME type of an open file's first bytes (read with pread, so the offset is untouched).
     ///
-    /// With `classifyingText: false`, bytes that are plain UTF-8 text are answered `text/plain` without asking
-    /// libmagic, whose text heuristics cost 0.3 to 5 ms a file: for a caller whose decision no kind of text can
-    /// change (TypeResolver rule 5), that is all it needs to know. With `namingBinary: false`, binary content that
-    /// neither the rules nor libmagic's built-in checks name is `application/octet-stream` (see the type). With
+    /// With `text: .none`, bytes that are plain UTF-8 text are answered `text/plain` without asking libmagic,
+    /// whose text heuristics cost 0.3 to 5 ms a file: for a caller whose decision no kind of text can change
+    /// (TypeResolver rule 5, ContentNeeds), that is all it needs to know; with `.builtin`, libmagic's built-in
+    /// checks (JSON, CSV) are asked, not its database. With `namingBinary: false`, binary content that neither the
+    /// rules nor libmagic's built-in checks name is `application/octet-stream` (see the type). With
     /// `refiningText: false` as well, such text is not shown to the rules either: `text/plain` is all.
-    public func sniff(_ file: FileDescriptor, classifyingText: Bool = true, namingBinary: Bool = true,
+    public func sniff(_ file: FileDescriptor, text: ContentNeeds.Text = .all, namingBinary: Bool = true,
                       refiningText: Bool = true) -> Result<Sniffed, SniffError> {
         let started = ContinuousClock.now
         let count: Int
@@ -91,13 +92,15 @@ public final class ContentSniffer {
         case .success(let read): count = read
         case .failure(let error): return .failure(SniffError("read: \(error)"))
         }
-        if !classifyingText && Self.isText(buffer.prefix(count)) {
+        if text == .none && Self.isText(buffer.prefix(count)) {
             guard refiningText else { return .success(Sniffed("text/plain", .text, since: started)) }
             // The rules may name a kind of text that refines the claim; libmagic's kinds could not change it.
             let byRules = buffer.withUnsafeBytes { sniffByRules(UnsafeRawBufferPointer(rebasing: $0[..<count])) }
             return .success(byRules.map { Sniffed($0, .rules, since: started) } ?? Sniffed("text/plain", .text, since: started))
         }
-        let answer = buffer.withUnsafeBytes { sniff(UnsafeRawBufferPointer(rebasing: $0[..<count]), namingBinary: namingBinary) }
+        let answer = buffer.withUnsafeBytes {
+            sniff(UnsafeRawBufferPointer(rebasing: $0[..<count]), namingBinary: namingBinary, classifyingText: text == .all)
+        }
         guard count == buffer.count, case .success(let first) = answer, Self.needsMoreBytes(first.0) else {
             return answer.map { Sniffed($0.0, $0.1, since: started) }
         }
@@ -112,14 +115,16 @@ public final class ContentSniffer {
 
     /// The rules' answer and which check gave it, libmagic asked only where the rules leave it open, and its whole
     /// database only where its built-in checks leave open what the decision needs (see the type's comment).
-    public func sniff(_ bytes: UnsafeRawBufferPointer, namingBinary: Bool = true) -> Result<(String, SniffPath), SniffError> {
+    public func sniff(_ bytes: UnsafeRawBufferPointer, namingBinary: Bool = true,
+                      classifyingText: Bool = true) -> Result<(String, SniffPath), SniffError> {
         let match = rules.match(bytes)
         if let match, !MagicRules.needsLibmagic(match) { return .success((match.mimeType, .rules)) }
         guard let base = bytes.baseAddress ?? UnsafeRawPointer(bitPattern: 1) else { return .success(("", .libmagic)) }
         if !rules.sections.isEmpty {
             switch classify(base, bytes.count, quick: true) {
             case .success(let answer):
-                if !MagicRules.needsSoftMagic(rules: match, quick: answer, namingBinary: namingBinary) {
+                if !MagicRules.needsSoftMagic(rules: match, quick: answer, namingBinary: namingBinary,
+                                              classifyingText: classifyingText) {
                     return .success((answer, .quick))
                 }
             case .failure(let error):

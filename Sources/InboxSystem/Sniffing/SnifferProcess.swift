@@ -116,8 +116,8 @@ public final class SnifferProcess {
     }
 
     /// The MIME type of an open file's first bytes (read here with pread, so the worker never sees the file).
-    /// With `classifyingText: false`, plain UTF-8 text is answered `text/plain` without asking libmagic
-    /// (see ContentSniffer.sniff); with `namingBinary: false`, binary content that neither the rules nor libmagic's
+    /// With `text: .none`, plain UTF-8 text is answered `text/plain` without asking libmagic, with `.builtin` without
+    /// its database (see ContentSniffer.sniff, ContentNeeds); with `namingBinary: false`, binary content that neither the rules nor libmagic's
     /// built-in checks name is `application/octet-stream` without libmagic's database being searched.
     ///
     /// Only as many bytes as the rules can look at are read first (`rulesExtent`); the first `ContentSniffer.byteLimit`
@@ -125,7 +125,7 @@ public final class SnifferProcess {
     ///
     /// With `refiningText: false` (a claim no kind of text refines, TypeResolver.Claim.refinableAsText) plain text is
     /// answered `text/plain` here, without a request to the child at all.
-    public func sniff(_ file: FileDescriptor, classifyingText: Bool = true, namingBinary: Bool = true,
+    public func sniff(_ file: FileDescriptor, text: ContentNeeds.Text = .all, namingBinary: Bool = true,
                       refiningText: Bool = true) -> Result<Sniffed, Failure> {
         let started = ContinuousClock.now
         let first = rulesExtent > 0 ? rulesExtent : ContentSniffer.byteLimit
@@ -137,7 +137,7 @@ public final class SnifferProcess {
         // An empty file says nothing, whatever libmagic would call it; plain text may not need classifying.
         if count == 0 { return .success(Sniffed("application/x-empty", .empty, since: started)) }
         guard alive else { return .failure(.crashed) }
-        if !classifyingText && ContentSniffer.isText(buffer[1..<(1 + count)]) {
+        if text == .none && ContentSniffer.isText(buffer[1..<(1 + count)]) {
             // Text: the rules may name a kind of it (a PGP key, an RSS feed) that refines the claim; libmagic's
             // kinds of text could not change the decision.
             if rulesExtent > 0 && refiningText {
@@ -175,7 +175,8 @@ public final class SnifferProcess {
             case .failure(let error): return .failure(.unreadable(error))
             }
         }
-        let result = exchange(namingBinary ? "S" : "C", count).flatMap(Self.parseAnswer)
+        let tag: Unicode.Scalar = text == .all ? (namingBinary ? "S" : "C") : (namingBinary ? "s" : "c")
+        let result = exchange(tag, count).flatMap(Self.parseAnswer)
         guard count == ContentSniffer.byteLimit, case .success(let answered) = result,
               ContentSniffer.needsMoreBytes(answered.0) else {
             return result.map { Sniffed($0.0, $0.1, since: started) }

@@ -16,7 +16,9 @@ import InboxCore
 /// type>` (`path` a SniffPath: rules, libmagic, both or quick) or `error <reason>`. `C` asks the same for a file
 /// whose claim stands against content only libmagic's database would name: binary that neither the rules nor
 /// libmagic's built-in checks name is then `ok quick application/octet-stream` (ContentSniffer.sniff,
-/// `namingBinary: false`). `Q` asks the rules alone: `ok rules
+/// `namingBinary: false`). `s` and `c` ask as `S` and `C` for a file whose decision no kind of text beyond
+/// libmagic's built-in checks (JSON, CSV) can change: text they do not name is `ok quick text/plain`, without
+/// libmagic's database (ContentSniffer.sniff, `classifyingText: false`). `Q` asks the rules alone: `ok rules
 /// <MIME type>`, or `more` when they are not the last word (the agent then sends up to `byteLimit` bytes as `S`).
 /// A request for more bytes than one message holds (up to `ContentSniffer.extendedByteLimit`) sends its first
 /// parts as `A` messages, which get no answer, and its last as the `S`. The agent closing the channel ends the
@@ -63,7 +65,7 @@ public enum SnifferWorker {
                 overlong = overlong || pending.count + count - 1 > ContentSniffer.extendedByteLimit
                 if !overlong { pending += request[1..<count] }
                 continue
-            case UInt8(ascii: "S"), UInt8(ascii: "C"):
+            case UInt8(ascii: "S"), UInt8(ascii: "C"), UInt8(ascii: "s"), UInt8(ascii: "c"):
                 break
             case UInt8(ascii: "Q"):
                 pending = []
@@ -77,17 +79,21 @@ public enum SnifferWorker {
                 answer(channel, "error malformed request")
                 continue
             }
-            let namingBinary = request[0] == UInt8(ascii: "S")
+            let namingBinary = request[0] == UInt8(ascii: "S") || request[0] == UInt8(ascii: "s")
+            let classifyingText = request[0] == UInt8(ascii: "S") || request[0] == UInt8(ascii: "C")
             let result: Result<(String, SniffPath), SniffError>
             if overlong || pending.count + count - 1 > ContentSniffer.extendedByteLimit {
                 result = .failure(SniffError("request longer than \(ContentSniffer.extendedByteLimit) bytes"))
             } else if pending.isEmpty {
                 result = request.withUnsafeBytes {
-                    sniffer.sniff(UnsafeRawBufferPointer(rebasing: $0[1..<count]), namingBinary: namingBinary)
+                    sniffer.sniff(UnsafeRawBufferPointer(rebasing: $0[1..<count]), namingBinary: namingBinary,
+                                  classifyingText: classifyingText)
                 }
             } else {
                 pending += request[1..<count]
-                result = pending.withUnsafeBytes { sniffer.sniff($0, namingBinary: namingBinary) }
+                result = pending.withUnsafeBytes {
+                    sniffer.sniff($0, namingBinary: namingBinary, classifyingText: classifyingText)
+                }
             }
             pending = []
             overlong = false

@@ -98,7 +98,7 @@ public final class SnifferSupervisor: ContentSniffing {
                            landlockABI: LandlockRuleset.abi(), mimeDirectories: mimeDirectories)
     }
 
-    public func sniffContent(_ file: FileDescriptor, classifyingText: Bool, namingBinary: Bool,
+    public func sniffContent(_ file: FileDescriptor, text: ContentNeeds.Text, namingBinary: Bool,
                              refiningText: Bool) -> Result<Sniffed, SnifferProcess.Failure> {
         guard var sniffer = current else { return .failure(.refused("no content sniffer")) }
         if !sniffer.isAlive {
@@ -106,8 +106,7 @@ public final class SnifferSupervisor: ContentSniffing {
             guard let replacement = restart() else { return .failure(.refused("no content sniffer")) }
             sniffer = replacement
         }
-        let result = sniffer.sniff(file, classifyingText: classifyingText, namingBinary: namingBinary,
-                                   refiningText: refiningText)
+        let result = sniffer.sniff(file, text: text, namingBinary: namingBinary, refiningText: refiningText)
         if case .success(let sniffed) = result { costs.add(sniffed) }
         if case .failure(.crashed) = result { restart() }
         if case .failure(.timedOut) = result { restart() }

@@ -4,25 +4,26 @@ import InboxCore
 /// process for inboxctl (as file(1) does).
 public protocol ContentSniffing: AnyObject {
     /// The MIME type of the file's first bytes (shared-mime-info's rules, then libmagic), which check said it and
-    /// what it cost; with `classifyingText: false` plain text may be answered `text/plain` without asking libmagic,
+    /// what it cost; with `text: .none` plain text may be answered `text/plain` without asking libmagic (`.builtin`:
+    /// without its database),
     /// with `namingBinary: false` binary that only libmagic's database would name is `application/octet-stream`,
     /// with `refiningText: false` such plain text is not shown to the rules either (no kind of text can refine the
     /// claim). A `.crashed` or `.timedOut` failure blames the file.
-    func sniffContent(_ file: FileDescriptor, classifyingText: Bool, namingBinary: Bool,
+    func sniffContent(_ file: FileDescriptor, text: ContentNeeds.Text, namingBinary: Bool,
                       refiningText: Bool) -> Result<Sniffed, SnifferProcess.Failure>
 }
 
 extension SnifferProcess: ContentSniffing {
-    public func sniffContent(_ file: FileDescriptor, classifyingText: Bool, namingBinary: Bool,
+    public func sniffContent(_ file: FileDescriptor, text: ContentNeeds.Text, namingBinary: Bool,
                              refiningText: Bool) -> Result<Sniffed, Failure> {
-        sniff(file, classifyingText: classifyingText, namingBinary: namingBinary, refiningText: refiningText)
+        sniff(file, text: text, namingBinary: namingBinary, refiningText: refiningText)
     }
 }
 
 extension ContentSniffer: ContentSniffing {
-    public func sniffContent(_ file: FileDescriptor, classifyingText: Bool, namingBinary: Bool,
+    public func sniffContent(_ file: FileDescriptor, text: ContentNeeds.Text, namingBinary: Bool,
                              refiningText: Bool) -> Result<Sniffed, SnifferProcess.Failure> {
-        sniff(file, classifyingText: classifyingText, namingBinary: namingBinary, refiningText: refiningText)
+        sniff(file, text: text, namingBinary: namingBinary, refiningText: refiningText)
             .mapError { .refused($0.description) }
     }
 }
@@ -49,15 +50,18 @@ public final class TypeInspector {
     }
 
     /// The type of an open file called `name`, with `explicit` from its content-type attribute. A failure when the file
-    /// crashed or stalled the sniffer: such a file is hostile or broken, and is not delivered.
-    public func inspect(_ file: FileDescriptor, name: String, explicit: String?,
-                        in database: TypeDatabase) -> Result<Inspection, SnifferProcess.Failure> {
+    /// crashed or stalled the sniffer: such a file is hostile or broken, and is not delivered. `needs`: what of
+    /// libmagic the registrations' claims can use (ContentNeeds, the catalog's); libmagic is asked no more than the
+    /// claim and they need.
+    public func inspect(_ file: FileDescriptor, name: String, explicit: String?, in database: TypeDatabase,
+                        needs: ContentNeeds = .all) -> Result<Inspection, SnifferProcess.Failure> {
         let claim = TypeResolver.claim(explicit: explicit, fileName: name, in: database)
         var sniffed: Sniffed?
         var failure: SnifferProcess.Failure?
         if let sniffer {
-            switch sniffer.sniffContent(file, classifyingText: claim.needsTextClassified, namingBinary: claim.needsBinaryNamed,
-                                        refiningText: claim.refinableAsText) {
+            let asked = needs.request(for: claim)
+            switch sniffer.sniffContent(file, text: asked.text, namingBinary: asked.namingBinary,
+                                        refiningText: asked.refiningText) {
             case .success(let answer):
                 sniffed = answer
             case .failure(let error):
