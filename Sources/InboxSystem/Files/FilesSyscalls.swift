@@ -83,6 +83,12 @@ func sys_mount_id(_ fd: CInt, _ id: inout UInt64) -> CInt {
     return result
 }
 
+/// fstatvfs(2) of `fd`: whether its mount is read-only (ST_RDONLY); false where the kernel cannot say.
+func sys_read_only_mount(_ fd: CInt) -> Bool {
+    var status = statvfs()
+    return fstatvfs(fd, &status) == 0 && (status.f_flag & UInt(ST_RDONLY)) != 0
+}
+
 func sys_openat2(_ dirfd: CInt, _ name: UnsafePointer<CChar>, _ flags: CInt, _ resolve: UInt64) -> CInt {
     inbox_openat2(dirfd, name, flags, CUnsignedLongLong(resolve))
 }

@@ -152,7 +152,7 @@ public final class ServiceView {
         // A kernel or seccomp filter without openat2: openat(2) from the root, where an absolute link would resolve
         // from this process's root instead (the same one in the agent's own view).
         if case .failure(let error) = result, error == .noSys || error == .notPermitted || error == .invalidArgument {
-            return retryingErrno { withCName(Array(name.utf8)) { openat(root.rawValue, $0, O_PATH | O_CLOEXEC) } }
+            return retryingErrno { withCName(Array(name.utf8)) { sys_openat(root.rawValue, $0, O_PATH | O_CLOEXEC) } }
                 .map { FileDescriptor(rawValue: $0) }
         }
         return result.map { FileDescriptor(rawValue: $0) }
@@ -171,7 +171,6 @@ public final class ServiceView {
 
     /// fstatvfs(2)'s ST_RDONLY: the mount's own flag, as the kernel applies it.
     private static func isReadOnly(_ file: FileDescriptor) -> Bool {
-        var status = statvfs()
-        return fstatvfs(file.rawValue, &status) == 0 && (status.f_flag & UInt(ST_RDONLY)) != 0
+        sys_read_only_mount(file.rawValue)
     }
 }
