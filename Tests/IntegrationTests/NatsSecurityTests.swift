@@ -177,7 +177,19 @@ struct NatsSecurityTests {
                                                         attributes: [.posixPermissions: 0o600]))
             return path
         }
-        let js = try connect(server.url, credentials: .credentialsFile(try creds("host-a", signedBy: account.pair))).jetStream()
+        let hostCreds = try creds("host-a", signedBy: account.pair)
+        let connection: NatsConnection
+        do {
+            connection = try connect(server.url, credentials: .credentialsFile(hostCreds))
+        } catch {
+            // Once, under a heavily loaded run, this first connection was refused as an authorization violation. The
+            // same credentials again a second later tell a transient refusal (the agent's child reconnects the same
+            // way) from a wrong credential, which is refused again; the server's log says why either way.
+            print("creds test: first connection refused (\(error)); the server's log:\n\(server.log.suffix(4000))")
+            Thread.sleep(forTimeInterval: 1)
+            connection = try connect(server.url, credentials: .credentialsFile(hostCreds))
+        }
+        let js = try connection.jetStream()
         let names = ClusterNames(name: "office")!
         try js.ensureStream(.workQueue(name: names.stream, subjects: [names.streamSubjects], duplicateWindow: .seconds(60)))
         #expect(try js.publish(names.deliverySubject(for: "com.example.notes")!, payload: [1], messageID: "d1").sequence == 1)
