@@ -68,7 +68,7 @@ extension AgentHarness {
     /// Drops a file whose name is arbitrary bytes: written under a hidden name, renamed into place.
     func drop(rawName: [UInt8], contents: [UInt8]) throws {
         let hidden = inbox.appendingPathComponent(".raw-\(UUID().uuidString).part")
-        try Data(contents).write(to: hidden)
+        try AgentHarness.writeClosingOnExec(contents, to: hidden)
         let target = (Array(inbox.path.utf8) + [UInt8(ascii: "/")] + rawName + [0]).map { CChar(bitPattern: $0) }
         guard rename(hidden.path, target) == 0 else { throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO) }
     }

@@ -1,4 +1,5 @@
 import Foundation
+import Glibc
 import Synchronization
 import Testing
 
@@ -127,13 +128,29 @@ final class AgentHarness: @unchecked Sendable {
     @discardableResult
     func drop(_ name: String, contents: [UInt8], attributes: [String: String] = [:]) throws -> URL {
         let hidden = inbox.appendingPathComponent(".\(name).part")
-        try Data(contents).write(to: hidden)
+        try Self.writeClosingOnExec(contents, to: hidden)
         for (key, value) in attributes {
             try setAttribute(key, value, on: hidden)
         }
         let target = inbox.appendingPathComponent(name)
         guard rename(hidden.path, target.path) == 0 else { throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO) }
         return target
+    }
+
+    /// Writes a file through a descriptor opened O_CLOEXEC. Foundation's Data.write opens without it, so a process
+    /// another test spawns at that moment (a `sleep 60`, a tmux) inherits the write descriptor and keeps it for its
+    /// life: the agent then rightly refuses the file as still open for writing by its sender.
+    static func writeClosingOnExec(_ contents: [UInt8], to url: URL) throws {
+        let fd = open(url.path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+        guard fd >= 0 else { throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO) }
+        defer { close(fd) }
+        var offset = 0
+        while offset < contents.count {
+            let written = contents[offset...].withUnsafeBytes { Glibc.write(fd, $0.baseAddress, $0.count) }
+            if written < 0 && errno == EINTR { continue }
+            guard written > 0 else { throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO) }
+            offset += written
+        }
     }
 
     /// The recorder's files, keyed by their name (delivery id and attempt).

@@ -9,7 +9,7 @@ struct InboxRoutingTests {
     /// Drops a file into `directory` the way `inboxctl send` does: a hidden name, then a rename into place.
     static func drop(_ name: String, _ contents: [UInt8], into directory: URL) throws {
         let hidden = directory.appendingPathComponent(".\(name).part")
-        try Data(contents).write(to: hidden)
+        try AgentHarness.writeClosingOnExec(contents, to: hidden)
         guard rename(hidden.path, directory.appendingPathComponent(name).path) == 0 else {
             throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO)
         }
