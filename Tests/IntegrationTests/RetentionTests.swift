@@ -108,7 +108,7 @@ struct RetentionTests {
         try world.drop("kept.txt", contents: Array("kept".utf8))
         try world.waitForEvents("failed")
         // Past the one-off work after the agent falls idle (the memory trim a second later; on a loaded machine, what
-        // it still had to do): a second without a switch, within ten. Then a window of two seconds.
+        // it still had to do): a second without a switch, within ten.
         var before = Self.contextSwitches(world.pid)
         let settled = Date().addingTimeInterval(10)
         while Date() < settled {
@@ -117,9 +117,12 @@ struct RetentionTests {
             if now == before { break }
             before = now
         }
-        Thread.sleep(forTimeInterval: 2)
+        // Six seconds, and at most one wake-up: something the agent rightly answers may come once (a mount another
+        // test makes wakes every agent's mount watch), while a timer polling every three seconds or more often
+        // wakes it at least twice.
+        Thread.sleep(forTimeInterval: 6)
         #expect(before > 0)
-        #expect(Self.contextSwitches(world.pid) == before, "the idle agent woke up")
+        #expect(Self.contextSwitches(world.pid) <= before + 1, "the idle agent woke up more than once")
         #expect(world.contents(of: world.failedDirectory) == ["kept.txt"])
     }
 }
