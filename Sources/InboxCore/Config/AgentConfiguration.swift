@@ -35,8 +35,8 @@ public struct AgentConfiguration: Sendable, Hashable {
     public var packageSizeUnlimited = false
     /// [Cluster]: how this host takes part in a cluster on NATS JetStream; nil for none (or one with an error).
     public var cluster: ClusterSettings?
-    /// Where each directory was given (`Inbox=`, `StateDirectory=`, `HandlersDirectory=`, by path): the line a
-    /// warning about it points to.
+    /// Where each directory was given (`Inbox=`, `[Inbox]` sections, `StateDirectory=`, `HandlersDirectory=`, by
+    /// path): the line a warning about it points to.
     public var pathLocations: [String: SourceLocation] = [:]
 
     /// Creates a configuration; every setting defaults to "unset".

@@ -75,6 +75,7 @@ public enum ConfigurationParser {
             }
         }
         configuration.inboxSections = readInboxes(inboxSections, agentEntries: agentEntries, sink: &sink)
+        for section in configuration.inboxSections { configuration.pathLocations[section.path] = section.location }
         configuration.cluster = readCluster(otherSections.filter { $0.name == "Cluster" },
                                             inboxes: configuration.inboxes + configuration.inboxSections.map(\.path),
                                             sink: &sink)

@@ -73,7 +73,6 @@ public enum SettingsResolver {
         settings.inboxBounds = config.inboxBounds
         settings.cluster = config.cluster
         settings.pathLocations = config.pathLocations
-        for section in config.inboxSections { settings.pathLocations[section.path] = section.location }
         // Inboxes= against the Inboxes this instance watches, the default one included (a file that names none).
         if let cluster = config.cluster {
             let problems = cluster.unconfiguredInboxes(configured: inboxes)

@@ -15,29 +15,26 @@ public final class ServiceView {
     private let table: MountTable
     /// The unit the agent runs as, for the drop-in to advise; nil when it is not a service.
     public let unit: ServiceUnit?
-    /// Whose view it is, for a message: "the agent (PID 412)".
-    public let owner: String
 
-    private init(root: FileDescriptor, table: MountTable, unit: ServiceUnit?, owner: String) {
+    private init(root: FileDescriptor, table: MountTable, unit: ServiceUnit?) {
         self.root = root
         self.table = table
         self.unit = unit
-        self.owner = owner
     }
 
     deinit { root.close() }
 
     /// This process's own view: the agent's, when the agent asks.
     public static func own() -> ServiceView? {
-        try? ServiceView(procDirectory: "/proc/self", owner: "this process")
+        try? ServiceView(procDirectory: "/proc/self")
     }
 
     /// The view of a running process (an agent): needs its user or root (ptrace's read access).
     public static func process(_ pid: pid_t) throws(SystemError) -> ServiceView {
-        try ServiceView(procDirectory: "/proc/\(pid)", owner: "the agent (PID \(pid))")
+        try ServiceView(procDirectory: "/proc/\(pid)")
     }
 
-    private convenience init(procDirectory: String, owner: String) throws(SystemError) {
+    private convenience init(procDirectory: String) throws(SystemError) {
         let root: FileDescriptor
         do { root = try .open(procDirectory + "/root", .pathOnly) } catch {
             throw SystemError("open", path: procDirectory + "/root", errno: error)
@@ -56,7 +53,7 @@ public final class ServiceView {
         } else {
             unit = nil
         }
-        self.init(root: root, table: table, unit: unit, owner: owner)
+        self.init(root: root, table: table, unit: unit)
     }
 
     /// What is wrong with `path` (absolute) for a process of this view that needs to write it (`writing`) or only
@@ -114,10 +111,8 @@ public final class ServiceView {
     /// The findings for inboxd.conf's own directories (`inboxctl verify inboxd.conf`).
     public func findings(for configuration: AgentConfiguration) -> [(finding: ServicePathFinding, location: SourceLocation?)] {
         let bound = configuration.inboxSections.map(\.path)
-        var locations = configuration.pathLocations
-        for section in configuration.inboxSections { locations[section.path] = section.location }
         return findings(inboxes: configuration.inboxes + bound, bound: Set(bound),
-                        stateDirectory: configuration.stateDirectory, locations: locations)
+                        stateDirectory: configuration.stateDirectory, locations: configuration.pathLocations)
     }
 
     private func findings(inboxes: [String], bound: Set<String>, stateDirectory: String?,
